@@ -1,0 +1,1 @@
+"""wisp: temporal windowing and windowed aggregation over event data on Apache Spark."""

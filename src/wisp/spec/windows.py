@@ -1,0 +1,415 @@
+"""One frozen, validated spec per window kind. None of them touches Spark.
+
+Every window states its closed side and its output time (the `time` column of `agg`).
+A bad argument fails here, where the user wrote it, with a `WispError` naming it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import zoneinfo
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal, get_args
+
+from ..errors import bad_value, did_you_mean
+from .policies import Count, Delta, Punctuation, Time, check_align
+from .time import duration_to_ticks, is_time_duration
+
+Closed = Literal["both", "left", "right", "neither"]
+CLOSED_VALUES: tuple[str, ...] = get_args(Closed)
+
+
+def check_closed(closed: object) -> None:
+    if closed not in CLOSED_VALUES:
+        hint = did_you_mean(closed, CLOSED_VALUES) if isinstance(closed, str) else ""
+        raise bad_value("closed", f"one of {', '.join(map(repr, CLOSED_VALUES))}",
+                        closed, hint=hint.strip(" ()"))
+
+
+def check_flag(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise bad_value(name, "True or False", value)
+
+
+def check_int(name: str, value: object, minimum: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad_value(name, "an integer", value)
+    if minimum is not None and value < minimum:
+        raise bad_value(name, f"an integer >= {minimum}", value)
+
+
+class Window:
+    """Base of every window spec."""
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+
+# --------------------------------------------------------------------------- psi
+
+
+@dataclass(frozen=True)
+class Rows(Window):
+    """Relative-index window: for each anchor event, the events at relative indices
+    `start..end` of its key's sequence (0 = the anchor; reversed bounds are normalised).
+
+    Closed side: `closed` applies to the index bounds (`"both"`: `start <= i <= end`,
+    `"left"`: `start <= i < end`, `"right"`: `start < i <= end`, `"neither"`: both open).
+    The window need not contain its anchor (`Rows(-3, -1)`).
+
+    Only complete windows are emitted (every index present) unless `partial=True`, which
+    emits one row per anchor over the indices that exist.
+
+    Output: `time` = the anchor's time; `window_start`/`window_end` = the times of the
+    window's first and last events (both inclusive; null when a partial window is empty).
+    """
+
+    start: int
+    end: int
+    closed: Closed = "both"
+    partial: bool = False
+
+    def __post_init__(self) -> None:
+        check_int("start", self.start)
+        check_int("end", self.end)
+        check_closed(self.closed)
+        check_flag("partial", self.partial)
+        if self.start > self.end:
+            lo, hi = self.end, self.start
+            object.__setattr__(self, "start", lo)
+            object.__setattr__(self, "end", hi)
+        if self.first_index > self.last_index:
+            raise bad_value("closed", f"a side that leaves Rows({self.start}, {self.end}) "
+                            "at least one index", self.closed)
+
+    @property
+    def first_index(self) -> int:
+        """The smallest relative index in the window (inclusive)."""
+        return self.start + (0 if self.closed in ("both", "left") else 1)
+
+    @property
+    def last_index(self) -> int:
+        """The largest relative index in the window (inclusive)."""
+        return self.end - (0 if self.closed in ("both", "right") else 1)
+
+
+@dataclass(frozen=True)
+class Range(Window):
+    """Relative-time window `[t + start, t + end]` around each anchor event at time `t`,
+    over the events of the anchor's key (reversed bounds are normalised).
+
+    Closed side: `closed` (`"both"` by default, as \\psi's relative time intervals).
+    One row per anchor, even when the window holds only the anchor or nothing.
+
+    Output: `time` = the anchor's time; `window_start` = `t + start`, `window_end` =
+    `t + end`, with the closed side given by `closed`.
+    """
+
+    start: Any
+    end: Any
+    closed: Closed = "both"
+
+    def __post_init__(self) -> None:
+        check_closed(self.closed)
+        lo = duration_to_ticks(self.start, "start")
+        hi = duration_to_ticks(self.end, "end")
+        units = {is_time_duration(v) for v in (self.start, self.end) if v != 0}
+        if len(units) > 1:
+            raise bad_value("end", "the same kind of duration as `start` (both durations "
+                            "or both numbers)", self.end)
+        if lo > hi:
+            start, end = self.end, self.start
+            object.__setattr__(self, "start", start)
+            object.__setattr__(self, "end", end)
+            lo, hi = hi, lo
+        if lo == hi and self.closed != "both":
+            raise bad_value("closed", "'both' for a window of zero length", self.closed)
+
+    @property
+    def start_ticks(self) -> int | float | Decimal:
+        return duration_to_ticks(self.start, "start")
+
+    @property
+    def end_ticks(self) -> int | float | Decimal:
+        return duration_to_ticks(self.end, "end")
+
+    @property
+    def uses_time_units(self) -> bool:
+        """True when the bounds were given as durations (strings/timedeltas)."""
+        return any(is_time_duration(v) for v in (self.start, self.end))
+
+    @classmethod
+    def past(cls, duration: Any, closed: Closed = "both") -> Range:
+        """`Range(-duration, 0)`: the last `duration` up to and including the anchor."""
+        ticks = duration_to_ticks(duration, "duration")
+        if ticks < 0:
+            raise bad_value("duration", "a duration >= 0", duration)
+        if is_time_duration(duration):
+            return cls(-_dt.timedelta(microseconds=int(ticks)), _dt.timedelta(0), closed)
+        return cls(-ticks, 0, closed)
+
+
+@dataclass(frozen=True)
+class Dynamic(Window):
+    """Windows opened by the rows of another event table (`anchors`): each anchor row
+    opens `[start, end]` (closed side per `closed`), given as columns/expressions of the
+    anchor row or as offsets from its time. `obsolete` bounds how far back future windows
+    reach. Output: `time` = the anchor's time."""
+
+    anchors: Any
+    start: Any = None
+    end: Any = None
+    obsolete: Any = None
+    closed: Closed = "both"
+
+    def __post_init__(self) -> None:
+        check_closed(self.closed)
+        if self.anchors is None:
+            raise bad_value("anchors", "an event table (wisp.events(...)) or wisp.clock(...)",
+                            self.anchors)
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Anchors at regular times `align + k*every` over `[start, end]` (the data's span by
+    default): \\psi's repeating generator, used as `Dynamic(ws.clock(...), ...)`."""
+
+    every: Any
+    start: Any = None
+    end: Any = None
+    align: Any = None
+
+    def __post_init__(self) -> None:
+        if duration_to_ticks(self.every, "every") <= 0:
+            raise bad_value("every", "a positive duration", self.every)
+        check_align(self.align)
+
+
+def clock(every: Any, start: Any = None, end: Any = None, align: Any = None) -> Clock:
+    """Anchors every `every` over the data span (or `[start, end]`), aligned to `align`."""
+    return Clock(every, start, end, align)
+
+
+# ---------------------------------------------------------------- StreamInsight
+
+
+@dataclass(frozen=True)
+class Tumbling(Window):
+    """Fixed windows `[align + n*size, align + (n+1)*size)` (half-open), or, when `size`
+    is a policy (`Count`, `Time`, `Delta`, `Punctuation`), the policy-driven tumbling
+    window. Output: `time` = `window_end` for durations, the trigger's time for policies.
+    """
+
+    size: Any
+    align: Any = None
+    partial: bool = False
+
+    def __post_init__(self) -> None:
+        check_flag("partial", self.partial)
+        check_align(self.align)
+        if isinstance(self.size, (Count, Time, Delta, Punctuation)):
+            return
+        if duration_to_ticks(self.size, "size") <= 0:
+            raise bad_value("size", "a positive duration or a policy "
+                            "(Count, Time, Delta, Punctuation)", self.size)
+
+
+HoppingOutput = Literal["windows", "changes"]
+
+
+@dataclass(frozen=True)
+class Hopping(Window):
+    """Windows `[align + n*hop, align + n*hop + size)` (half-open); an event belongs to
+    every window its lifetime overlaps. Output: `time` = `window_end`."""
+
+    size: Any
+    hop: Any
+    align: Any = None
+    output: HoppingOutput = "windows"
+
+    def __post_init__(self) -> None:
+        if duration_to_ticks(self.size, "size") <= 0:
+            raise bad_value("size", "a positive duration", self.size)
+        if duration_to_ticks(self.hop, "hop") <= 0:
+            raise bad_value("hop", "a positive duration", self.hop)
+        check_align(self.align)
+        if self.output not in get_args(HoppingOutput):
+            raise bad_value("output", "'windows' or 'changes'", self.output)
+
+
+@dataclass(frozen=True)
+class Snapshot(Window):
+    """One window per interval between consecutive event start/end points, over the
+    events alive in it (half-open). Output: `time` = `window_start`."""
+
+
+@dataclass(frozen=True)
+class CountByStartTime(Window):
+    """Each run of `n` consecutive distinct start times: span `[s_i, s_{i+n-1} + 1 tick)`,
+    events clipped to the span. Output: `time` = `s_{i+n-1}`."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        check_int("n", self.n, minimum=1)
+
+
+# -------------------------------------------------------------------------- SPL
+
+
+@dataclass(frozen=True)
+class Sliding(Window):
+    """Sliding window with an eviction policy and a trigger policy (`Count`, `Time`,
+    `Delta`). Output: `time` = the trigger's time."""
+
+    evict: Any
+    trigger: Any = field(default_factory=lambda: Count(1))
+    partial: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("evict", "trigger"):
+            value = getattr(self, name)
+            if not isinstance(value, (Count, Time, Delta)):
+                raise bad_value(name, "wisp.Count(n), wisp.Time(t) or wisp.Delta(attr, d)",
+                                value)
+        check_flag("partial", self.partial)
+
+
+# ------------------------------------------------------------------------- Fenl
+
+
+@dataclass(frozen=True)
+class CalendarTick:
+    """A calendar tick (`hourly()`, `daily()`, ..., `cron(expr)`) in time zone `tz`.
+    Periods are `(previous tick, tick]`."""
+
+    unit: str
+    tz: str = "UTC"
+    expr: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("hourly", "daily", "weekly", "monthly", "yearly", "cron"):
+            raise bad_value("unit", "hourly, daily, weekly, monthly, yearly or cron",
+                            self.unit)
+        check_time_zone(self.tz)
+        if self.unit == "cron":
+            check_cron(self.expr)
+
+
+def check_time_zone(tz: object) -> None:
+    if not isinstance(tz, str):
+        raise bad_value("tz", "an IANA time zone name such as 'Europe/Berlin'", tz)
+    try:
+        zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        hint = did_you_mean(tz, sorted(zoneinfo.available_timezones())).strip(" ()")
+        raise bad_value("tz", "an IANA time zone name such as 'Europe/Berlin'", tz,
+                        hint=hint) from None
+
+
+_CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31),
+                ("month", 1, 12), ("day of week", 0, 7))
+
+
+def check_cron(expr: object) -> None:
+    """A five-field cron expression: minute hour day-of-month month day-of-week."""
+    if not isinstance(expr, str) or len(expr.split()) != 5:
+        raise bad_value("expr", "a cron expression of five fields "
+                        "(minute hour day-of-month month day-of-week)", expr)
+    for text, (name, low, high) in zip(expr.split(), _CRON_FIELDS, strict=True):
+        for part in text.split(","):
+            base, _, step = part.partition("/")
+            if step and (not step.isdigit() or int(step) < 1):
+                raise bad_value("expr", f"a valid {name} step", part)
+            if base == "*":
+                continue
+            bounds = base.split("-")
+            if len(bounds) > 2 or not all(b.isdigit() and low <= int(b) <= high
+                                          for b in bounds):
+                raise bad_value("expr", f"a {name} field of numbers in {low}..{high}, "
+                                "ranges, steps or *", part)
+
+
+def hourly(tz: str = "UTC") -> CalendarTick:
+    """A tick at the start of every hour in `tz`."""
+    return CalendarTick("hourly", tz)
+
+
+def daily(tz: str = "UTC") -> CalendarTick:
+    """A tick at every local midnight in `tz` (23 or 25 hours apart across DST)."""
+    return CalendarTick("daily", tz)
+
+
+def weekly(tz: str = "UTC") -> CalendarTick:
+    """A tick at every local Monday midnight in `tz`."""
+    return CalendarTick("weekly", tz)
+
+
+def monthly(tz: str = "UTC") -> CalendarTick:
+    """A tick at local midnight on the first of every month in `tz`."""
+    return CalendarTick("monthly", tz)
+
+
+def yearly(tz: str = "UTC") -> CalendarTick:
+    """A tick at local midnight on every January 1st in `tz`."""
+    return CalendarTick("yearly", tz)
+
+
+def cron(expr: str, tz: str = "UTC") -> CalendarTick:
+    """A tick at every local time matching the five-field cron expression `expr`."""
+    return CalendarTick("cron", tz, expr)
+
+
+SinceEmit = Literal["ticks", "events", "both"]
+
+
+@dataclass(frozen=True)
+class Since(Window):
+    """The aggregate resets after each tick; `tick` is a boolean column (the row where it
+    is true is included, then the aggregate resets) or a calendar tick (periods
+    `(previous tick, tick]`). Output: `time` = the input's time or the tick."""
+
+    tick: Any
+    emit: SinceEmit | None = None
+
+    def __post_init__(self) -> None:
+        if self.tick is None:
+            raise bad_value("tick", "a boolean column or a calendar tick", self.tick)
+        if self.emit is not None and self.emit not in get_args(SinceEmit):
+            raise bad_value("emit", "'ticks', 'events' or 'both'", self.emit)
+
+
+@dataclass(frozen=True)
+class Trailing(Window):
+    """The current tick period and the `n - 1` before it. Output: `time` = input time."""
+
+    n: int
+    tick: Any
+    partial: bool = False
+
+    def __post_init__(self) -> None:
+        check_int("n", self.n, minimum=1)
+        if self.tick is None:
+            raise bad_value("tick", "a boolean column or a calendar tick", self.tick)
+        check_flag("partial", self.partial)
+
+
+# ----------------------------------------------------------------------- beyond
+
+
+@dataclass(frozen=True)
+class Session(Window):
+    """Gap-based sessions per key: `[first, last + gap)` (half-open), split at
+    `max_duration`. Output: `time` = `window_end`."""
+
+    gap: Any
+    max_duration: Any = None
+
+    def __post_init__(self) -> None:
+        if duration_to_ticks(self.gap, "gap") <= 0:
+            raise bad_value("gap", "a positive duration", self.gap)
+        if self.max_duration is not None and \
+                duration_to_ticks(self.max_duration, "max_duration") <= 0:
+            raise bad_value("max_duration", "a positive duration or None", self.max_duration)

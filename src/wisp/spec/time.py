@@ -5,7 +5,7 @@ numeric time. There is no float-seconds arithmetic: a duration string is parsed 
 exact integer number of microseconds.
 
 Grammar of a duration string: an optional sign, then one or more `<integer><unit>`
-groups, units `d`, `h`, `m`, `s`, `ms`, `us` (also `µs`), largest first, each at most
+groups, units `d`, `h`, `m` (also `min`), `s`, `ms`, `us` (also `µs`), largest first, each at most
 once, for example `"250ms"`, `"2s"`, `"1h30m"`, `"-2s"`, `"1d12h"`.
 """
 
@@ -22,14 +22,16 @@ MICROS_PER_UNIT: dict[str, int] = {
     "d": 86_400_000_000,
     "h": 3_600_000_000,
     "m": 60_000_000,
+    "min": 60_000_000,
     "s": 1_000_000,
     "ms": 1_000,
     "us": 1,
     "µs": 1,
 }
 _UNIT_ORDER = ["d", "h", "m", "s", "ms", "us"]
-_GROUP = re.compile(r"(\d+)(ms|us|µs|d|h|m|s)")
-_WHOLE = re.compile(r"^[+-]?(\d+(ms|us|µs|d|h|m|s))+$")
+_ALIASES = {"µs": "us", "min": "m"}
+_GROUP = re.compile(r"(\d+)(min|ms|us|µs|d|h|m|s)")
+_WHOLE = re.compile(r"^[+-]?(\d+(min|ms|us|µs|d|h|m|s))+$")
 
 Duration: TypeAlias = "str | _dt.timedelta | int | float | Decimal"
 """What a user may pass as a duration: a string, a timedelta, or a number for numeric time."""
@@ -47,7 +49,7 @@ def parse_duration_string(text: str, param: str) -> int:
     total = 0
     last_rank = -1
     for amount, unit in _GROUP.findall(body):
-        rank = _UNIT_ORDER.index("us" if unit == "µs" else unit)
+        rank = _UNIT_ORDER.index(_ALIASES.get(unit, unit))
         if rank <= last_rank:
             raise bad_value(param, GRAMMAR + " with each unit once, largest first", text)
         last_rank = rank

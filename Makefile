@@ -1,0 +1,76 @@
+# wisp: entry points. `make demo` and `make test` work on a fresh machine with
+# Python >= 3.11 and Java 17+; everything is installed into ./.venv.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# Exits non-zero when the interpreter it runs under is older than 3.11.
+PY_VERSION_OK := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
+
+.PHONY: help install java-check demo test lint bench bench-quick clean
+
+help:
+	@echo "make demo         install, then run the windowed demo pipeline (Parquet in out/demo)"
+	@echo "make test         install, then run the test suite"
+	@echo "make install      create $(VENV) and install wisp with the dev and connect extras"
+	@echo "make java-check   check that Java 17+ is available"
+	@echo "make lint         static checks and type checks"
+	@echo "make bench        run the benchmarks (bench-quick: a short run)"
+	@echo "make clean        remove $(VENV), caches and out/"
+
+install: $(STAMP)
+
+# Re-runs only when pyproject.toml changes (or the stamp is missing).
+$(STAMP): pyproject.toml
+	@if [ ! -x $(PY) ]; then \
+	    if ! command -v $(PYTHON) >/dev/null 2>&1; then \
+	        echo "error: '$(PYTHON)' not found; wisp needs Python >= 3.11 (set PYTHON=...)." >&2; \
+	        exit 1; \
+	    fi; \
+	    if ! $(PYTHON) $(PY_VERSION_OK); then \
+	        echo "error: wisp needs Python >= 3.11, but '$(PYTHON)' is $$($(PYTHON) --version 2>&1)." >&2; \
+	        echo "Install Python 3.11+ or run: make install PYTHON=python3.11" >&2; \
+	        exit 1; \
+	    fi; \
+	    echo "Creating $(VENV) with $$($(PYTHON) --version 2>&1)"; \
+	    if ! $(PYTHON) -m venv $(VENV); then \
+	        rm -rf $(VENV); \
+	        echo "error: '$(PYTHON) -m venv' failed. On Debian/Ubuntu: sudo apt-get install -y python3-venv" >&2; \
+	        exit 1; \
+	    fi; \
+	fi
+	@$(PY) $(PY_VERSION_OK) || { \
+	    echo "error: $(VENV) uses $$($(PY) --version 2>&1); wisp needs Python >= 3.11. Run 'make clean' and retry." >&2; \
+	    exit 1; }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --editable '.[dev,connect]'
+	@touch $@
+
+java-check:
+	@bash scripts/check_java.sh
+
+demo: install java-check
+	$(PY) -m wisp.demo
+
+test: install java-check
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/mypy
+
+bench: install java-check
+	$(PY) -m benchmarks.run
+
+bench-quick: install java-check
+	$(PY) -m benchmarks.run --quick
+
+clean:
+	rm -rf $(VENV) out/ build/ dist/ src/*.egg-info
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis spark-warehouse metastore_db derby.log
+	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

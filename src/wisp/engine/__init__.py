@@ -1,0 +1,1 @@
+"""The only place that builds Spark plans."""

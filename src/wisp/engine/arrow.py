@@ -1,0 +1,261 @@
+"""Arrow-kernel strategy: Spark partitions by key and sorts, a kernel walks the sorted
+batches, finds each key's run of events and computes every frame's aggregates at once.
+
+Shape: `repartition(key)` + `sortWithinPartitions(key, time, tie-break)` +
+`mapInArrow(kernel)`. Spark does the one shuffle and the sort (and spills when it must);
+the kernel holds one key's events at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, Observation
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_type
+
+from ..kernels import frames as fr
+from ..kernels import window_agg as wa
+from ..plan.nodes import Frame, Plan, RangeFrame, RowsFrame, RunningFrame
+from .arrow_codec import (
+    decimal_from_unscaled,
+    dense_ranks,
+    from_ticks,
+    numeric_values,
+    to_ticks,
+    validity,
+)
+from .columns import col, guarded, output_time_type
+
+
+@dataclass(frozen=True)
+class AggregateJob:
+    """What the executor needs to know about one aggregation (picklable)."""
+
+    fn: str
+    column: str | None
+    value_class: str
+    output_type: pa.DataType
+    func: Callable[..., Any] | None
+
+
+@dataclass(frozen=True)
+class FrameKernel:
+    """The executor side of the frames strategy: picklable, no Spark objects."""
+
+    keys: tuple[str, ...]
+    time: str
+    time_kind: str
+    time_scale: int
+    frame: Frame
+    aggregates: tuple[AggregateJob, ...]
+    schema: pa.Schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for group in key_runs(batches, self.keys):
+            out = self.run_group(group)
+            if out.num_rows:
+                yield out
+
+    def frames(self, ticks: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], ...]:
+        n = len(ticks)
+        frame = self.frame
+        if isinstance(frame, RowsFrame):
+            return fr.rows_frames(n, frame.first, frame.last, frame.partial)
+        if isinstance(frame, RangeFrame):
+            lo, hi = fr.range_frames(ticks, frame.start, frame.end, frame.closed)
+        else:
+            lo, hi = fr.cumulative_frames(n)
+        return np.arange(n, dtype=np.int64), lo, hi
+
+    def bounds(self, ticks: npt.NDArray[Any], anchors: npt.NDArray[np.int64],
+               lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> tuple[
+                   npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[np.bool_]]:
+        """window_start, window_end (ticks) and whether they are known."""
+        frame = self.frame
+        anchor_times = ticks[anchors]
+        if isinstance(frame, RangeFrame):
+            known = np.ones(len(anchors), dtype=bool)
+            return (fr.shifted(anchor_times, frame.start), fr.shifted(anchor_times, frame.end),
+                    known)
+        if isinstance(frame, RunningFrame):
+            return np.full(len(anchors), ticks[0]), anchor_times, np.ones(len(anchors), bool)
+        known = hi > lo
+        safe_lo = np.where(known, lo, 0)
+        safe_last = np.where(known, hi - 1, 0)
+        return ticks[safe_lo], ticks[safe_last], known
+
+    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+        ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
+        anchors, lo, hi = self.frames(ticks)
+        m = len(anchors)
+        if m == 0:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        start, end, known = self.bounds(ticks, anchors, lo, hi)
+        everywhere = np.ones(m, dtype=bool)
+        columns: list[pa.Array] = []
+        first_row = pa.array(np.zeros(m, dtype=np.int64))
+        for key in self.keys:
+            columns.append(group.column(key).combine_chunks().take(first_row))
+        columns.append(from_ticks(start, known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(end, known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(ticks[anchors], everywhere, self.time_kind,
+                                  self.time_scale))
+        for job in self.aggregates:
+            columns.append(aggregate(job, group, ticks, lo, hi))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
+              lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> pa.Array:
+    """One aggregation over every frame of one key's run."""
+    if job.column is None:
+        return to_arrow(wa.count_rows(lo, hi), None, job)
+    column = group.column(job.column).combine_chunks()
+    valid = validity(column)
+    fn = job.fn
+    if fn == "count":
+        return to_arrow(wa.count_valid(valid, lo, hi), column, job)
+    if fn in ("first", "last"):
+        return to_arrow(wa.frame_first_last(fn, valid, lo, hi), column, job)
+    if fn == "collect":
+        return to_arrow(wa.frame_collect(valid, lo, hi), column, job)
+    if fn == "udaf":
+        assert job.func is not None
+        values = (column.to_numpy(zero_copy_only=False)
+                  if job.value_class in ("ordered", "other")
+                  else scaled(numeric_values(column, job.value_class), job, column))
+        results = wa.frame_apply(job.func, values, ticks, valid, lo, hi)
+        return pa.array(results, type=job.output_type)
+    if fn in ("min", "max") and job.value_class == "ordered":
+        return to_arrow(wa.frame_extreme_by_rank(fn, dense_ranks(column), valid, lo, hi),
+                        column, job)
+    values = numeric_values(column, job.value_class)
+    if fn in ("min", "max"):
+        return to_arrow(wa.frame_extreme(fn, values, valid, lo, hi), column, job)
+    if fn == "sum":
+        return to_arrow(wa.frame_sum(values, valid, lo, hi), column, job)
+    values = scaled(values, job, column)
+    if fn == "mean":
+        return to_arrow(wa.frame_mean(values, valid, lo, hi), column, job)
+    if fn in ("variance", "stddev"):
+        return to_arrow(wa.frame_moments(fn, values, valid, lo, hi), column, job)
+    raise AssertionError(f"no kernel for {fn}")
+
+
+def scaled(values: npt.NDArray[Any], job: AggregateJob, column: pa.Array) -> npt.NDArray[Any]:
+    """Decimal values as float64 numbers (for mean, variance, stddev and udafs)."""
+    if job.value_class == "decimal":
+        return values.astype(np.float64) / float(10 ** column.type.scale)
+    return values
+
+
+def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> pa.Array:
+    if isinstance(result, wa.Take):
+        assert column is not None
+        positions = pa.array(result.positions, pa.int64(), mask=~result.valid)
+        return column.take(positions).cast(job.output_type)
+    if isinstance(result, wa.Lists):
+        assert column is not None
+        items = column.take(pa.array(result.positions, pa.int64()))
+        offsets = pa.array(result.offsets.astype(np.int32), pa.int32())
+        return pa.ListArray.from_arrays(offsets, items).cast(job.output_type)
+    target = job.output_type
+    if pa.types.is_decimal(target):
+        return decimal_from_unscaled(result.values.astype(np.int64), result.valid,
+                                     target.precision, target.scale)
+    if pa.types.is_boolean(target):
+        return pa.array(result.values.astype(bool), pa.bool_(), mask=~result.valid)
+    if pa.types.is_floating(target):
+        return pa.array(result.values.astype(np.float64), pa.float64(),
+                        mask=~result.valid).cast(target)
+    return pa.array(result.values.astype(np.int64), pa.int64(), mask=~result.valid).cast(
+        target)
+
+
+def same_as_previous(column: pa.Array) -> npt.NDArray[np.bool_]:
+    """For rows 1..n-1: is the value equal to the row before (null equals null, NaN
+    equals NaN)?"""
+    current, previous = column.slice(1), column.slice(0, len(column) - 1)
+    equal = np.asarray(pc.fill_null(pc.equal(current, previous), False)
+                       .to_numpy(zero_copy_only=False), dtype=bool)
+    both_null = ~validity(current) & ~validity(previous)
+    same = equal | both_null
+    if pa.types.is_floating(column.type):
+        both_nan = np.asarray(pc.fill_null(pc.and_(pc.is_nan(current), pc.is_nan(previous)),
+                                           False).to_numpy(zero_copy_only=False), dtype=bool)
+        same |= both_nan
+    return same
+
+
+def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterator[pa.Table]:
+    """Split a stream of batches, sorted by key, into one table per key."""
+    pending: list[pa.RecordBatch] = []
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        if pending and keys:
+            joined = pa.concat_arrays
+            glue = [pending[-1].slice(pending[-1].num_rows - 1), batch.slice(0, 1)]
+            changed = not all(
+                same_as_previous(joined([g.column(k) for g in glue]))[0] for k in keys)
+            if changed:
+                yield pa.Table.from_batches(pending)
+                pending = []
+        cuts = [0]
+        if keys and batch.num_rows > 1:
+            same = np.ones(batch.num_rows - 1, dtype=bool)
+            for k in keys:
+                same &= same_as_previous(batch.column(k))
+            cuts += list(np.nonzero(~same)[0] + 1)
+        cuts.append(batch.num_rows)
+        for begin, stop in zip(cuts[:-2], cuts[1:-1], strict=True):
+            pending.append(batch.slice(begin, stop - begin))
+            yield pa.Table.from_batches(pending)
+            pending = []
+        pending.append(batch.slice(cuts[-2], cuts[-1] - cuts[-2]))
+    if pending:
+        yield pa.Table.from_batches(pending)
+
+
+def frames(plan: Plan, observation: Observation) -> DataFrame:
+    """Build the Spark plan of the frames strategy."""
+    events = plan.events
+    df = guarded(events, observation)
+    keys = list(events.key)
+    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
+    ordering = [col(c).asc_nulls_first() for c in [*keys, events.time.name, *plan.tie_break]]
+    needed = list(dict.fromkeys(
+        [*keys, events.time.name,
+         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
+    narrow = partitioned.sortWithinPartitions(*ordering).select(*[col(c) for c in needed])
+    time_type = output_time_type(events.time)
+    fields = [f for k in keys for f in events.df.schema.fields if f.name == k]
+    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
+               T.StructField("time", time_type)]
+    fields += [T.StructField(r.name, r.output_type) for r in plan.aggregations]
+    schema = T.StructType(fields)
+    arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields])
+    kernel = FrameKernel(
+        keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
+        time_scale=events.time.scale, frame=plan.frame,
+        aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
+                                      arrow_type(r.output_type), r.aggregation.func)
+                         for r in plan.aggregations),
+        schema=arrow_schema)
+    return narrow.mapInArrow(kernel, schema)
+
+
+def arrow_type(data_type: T.DataType) -> pa.DataType:
+    if isinstance(data_type, T.TimestampType):
+        return pa.timestamp("us", tz="UTC")
+    if isinstance(data_type, T.TimestampNTZType):
+        return pa.timestamp("us")
+    return to_arrow_type(data_type)
+

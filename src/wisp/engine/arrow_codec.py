@@ -1,0 +1,101 @@
+"""Arrow <-> numpy conversion for the kernels: time columns as ticks, value columns as
+numpy values with validity masks, results back to Arrow arrays of the output types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+DAY = 86_400_000_000
+
+
+def validity(array: pa.Array) -> npt.NDArray[np.bool_]:
+    return np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def decimal_unscaled(array: pa.Array) -> npt.NDArray[np.int64]:
+    """The unscaled integers of a decimal128 array (nulls as 0); the values must fit in
+    64 bits (18 digits), else a `ValueError`."""
+    array = array.cast(pa.decimal128(38, array.type.scale)) if array.type.bit_width != 128 \
+        else array
+    words = np.frombuffer(array.buffers()[1], dtype=np.int64).reshape(-1, 2)
+    words = words[array.offset:array.offset + len(array)]
+    low, high = words[:, 0].copy(), words[:, 1]
+    if np.any(high != (low >> 63)):
+        raise ValueError("wisp: decimal values beyond 18 digits are not supported here")
+    low[~validity(array)] = 0
+    return low
+
+
+def decimal_from_unscaled(unscaled: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_],
+                          precision: int, scale: int) -> pa.Array:
+    words = np.empty((len(unscaled), 2), dtype=np.int64)
+    words[:, 0] = unscaled
+    words[:, 1] = unscaled >> 63
+    array = pa.Array.from_buffers(pa.decimal128(precision, scale), len(unscaled),
+                                  [None, pa.py_buffer(words.tobytes())])
+    return with_nulls(array, valid)
+
+
+def with_nulls(array: pa.Array, valid: npt.NDArray[np.bool_]) -> pa.Array:
+    if valid.all():
+        return array
+    return pc.if_else(pa.array(valid), array, pa.scalar(None, array.type))
+
+
+def to_ticks(array: pa.Array, kind: str) -> npt.NDArray[Any]:
+    """A non-null time column as ticks: int64 microseconds, int64 units, or float64."""
+    if kind in ("timestamp", "timestamp_ntz"):
+        return np.asarray(array.cast(pa.int64()).to_numpy(zero_copy_only=False),
+                          dtype=np.int64)
+    if kind == "date":
+        days = np.asarray(array.cast(pa.int32()).to_numpy(zero_copy_only=False),
+                          dtype=np.int64)
+        return days * DAY
+    if kind == "decimal":
+        return decimal_unscaled(array)
+    if kind == "float":
+        return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return np.asarray(array.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def from_ticks(ticks: npt.NDArray[Any], valid: npt.NDArray[np.bool_], kind: str,
+               scale: int) -> pa.Array:
+    """Ticks back to the output time type (see `columns.output_time_type`)."""
+    mask = ~valid
+    if kind == "timestamp":
+        return pa.array(ticks.astype(np.int64), pa.int64(), mask=mask).cast(
+            pa.timestamp("us", tz="UTC"))
+    if kind == "timestamp_ntz":
+        return pa.array(ticks.astype(np.int64), pa.int64(), mask=mask).cast(
+            pa.timestamp("us"))
+    if kind == "date":
+        days = (ticks.astype(np.int64) // DAY).astype(np.int32)
+        return pa.array(days, pa.int32(), mask=mask).cast(pa.date32())
+    if kind == "decimal":
+        return decimal_from_unscaled(ticks.astype(np.int64), valid, 38, scale)
+    if kind == "float":
+        return pa.array(ticks.astype(np.float64), pa.float64(), mask=mask)
+    return pa.array(ticks.astype(np.int64), pa.int64(), mask=mask)
+
+
+def numeric_values(array: pa.Array, value_class: str) -> npt.NDArray[Any]:
+    """A value column as numpy (nulls filled with 0): int64 for integers, booleans and
+    decimals (unscaled), float64 for floating point."""
+    if value_class == "decimal":
+        return decimal_unscaled(array)
+    if value_class == "float":
+        return np.asarray(pc.fill_null(array.cast(pa.float64()), 0.0)
+                          .to_numpy(zero_copy_only=False), dtype=np.float64)
+    return np.asarray(pc.fill_null(array.cast(pa.int64()), 0)
+                      .to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def dense_ranks(array: pa.Array) -> npt.NDArray[np.int64]:
+    """Each value's dense rank in ascending order (equal values share a rank)."""
+    ranks = pc.rank(array, sort_keys="ascending", tiebreaker="dense")
+    return np.asarray(ranks.to_numpy(zero_copy_only=False), dtype=np.int64)

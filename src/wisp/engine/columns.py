@@ -1,0 +1,51 @@
+"""Column helpers shared by the strategies: quoting, output time types, data guards."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..events import Events, TimeColumn
+
+
+def col(name: str) -> Column:
+    """A column by its exact name, whatever characters it holds."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def output_time_type(time: TimeColumn) -> T.DataType:
+    """The type of `window_start`, `window_end` and `time` in every result: the time
+    column's type, widened to long for integer time, decimal(38, s) for decimal time and
+    double for float time."""
+    if time.kind == "integer":
+        return T.LongType()
+    if time.kind == "decimal":
+        return T.DecimalType(38, time.scale)
+    if time.kind == "float":
+        return T.DoubleType()
+    return time.data_type
+
+
+def null_time_message(time: TimeColumn) -> str:
+    return (f"WispError: `time` column {time.name!r} must not be null, found a null time; "
+            "pass on_null_time='drop' to drop such rows on purpose (they are counted by "
+            "wisp.report)")
+
+
+def is_missing_time(time: TimeColumn) -> Column:
+    t = col(time.name)
+    return t.isNull() | F.isnan(t) if time.kind == "float" else t.isNull()
+
+
+def guarded(events: Events, observation: Observation) -> DataFrame:
+    """The events' DataFrame with the data guards of its null-time policy: rows with a
+    null time fail the query (policy "error") or are dropped and counted (policy "drop").
+    Every input row is counted in `observation` (rows_in, rejected_null_time)."""
+    missing = is_missing_time(events.time)
+    df = events.df.observe(observation, F.count(F.lit(1)).alias("rows_in"),
+                           F.count_if(missing).alias("rejected_null_time"))
+    if events.on_null_time == "drop":
+        return df.filter(~missing)
+    return df.filter(F.when(missing, F.raise_error(F.lit(null_time_message(events.time))))
+                     .otherwise(F.lit(True)))

@@ -1,0 +1,1 @@
+"""Per-key algorithms on numpy arrays. No Spark here: shared by the engine and tests."""

@@ -1,0 +1,177 @@
+"""Aggregates over many frames `[lo, hi)` of one sorted key sequence at once.
+
+Every function here costs O(n log n) at most, whatever the frames' widths: counts and
+integer sums by prefix differences (exact: integers wrap modulo 2^64 and the window's
+own sum is recovered exactly), everything else by the disjoint sparse table of
+`sparse.py`, which only ever adds values that lie inside the window.
+
+Results are `Values` (numpy values with a validity mask), `Take` (positions into the
+input column, for results that are input values: first, last, min/max of non-numeric
+types) or `Lists` (offsets and positions, for collect).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .sparse import extreme_monoid, moments_monoid, range_query, sum_monoid
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Values:
+    """Computed values; `valid` False marks a null."""
+
+    values: npt.NDArray[Any]
+    valid: BoolArray
+
+
+@dataclass(frozen=True)
+class Take:
+    """Results that are input values: `column.take(positions)`, null where not `valid`."""
+
+    positions: IntArray
+    valid: BoolArray
+
+
+@dataclass(frozen=True)
+class Lists:
+    """One list per frame: `positions[offsets[i]:offsets[i+1]]` of the input column."""
+
+    offsets: IntArray
+    positions: IntArray
+
+
+Result = Values | Take | Lists
+
+
+def _prefix(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    return np.concatenate([np.zeros(1, dtype=values.dtype), np.cumsum(values)])
+
+
+def valid_counts(valid: BoolArray, lo: IntArray, hi: IntArray) -> IntArray:
+    counts = _prefix(valid.astype(np.int64))
+    return counts[hi] - counts[lo]
+
+
+def count_rows(lo: IntArray, hi: IntArray) -> Values:
+    """`count()`: the number of events in each frame."""
+    counts = (hi - lo).astype(np.int64)
+    return Values(counts, np.ones(len(counts), dtype=bool))
+
+
+def count_valid(valid: BoolArray, lo: IntArray, hi: IntArray) -> Values:
+    """`count(col)`: the number of non-null values in each frame."""
+    counts = valid_counts(valid, lo, hi)
+    return Values(counts, np.ones(len(counts), dtype=bool))
+
+
+def frame_sum(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
+              hi: IntArray) -> Values:
+    """Sum of the non-null values (0 over a frame without any)."""
+    everywhere = np.ones(len(lo), dtype=bool)
+    if values.dtype.kind in "iub":
+        masked = np.where(valid, values, 0).astype(np.int64)
+        with np.errstate(over="ignore"):
+            sums = _prefix(masked)
+            return Values(sums[hi] - sums[lo], everywhere)
+    masked_f = np.where(valid, values.astype(np.float64), 0.0)
+    (sums_f,) = range_query((masked_f,), lo, hi, sum_monoid())
+    return Values(sums_f, everywhere)
+
+
+def frame_mean(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
+               hi: IntArray) -> Values:
+    """Mean of the non-null values as a double; null over a frame without any."""
+    counts = valid_counts(valid, lo, hi)
+    sums = frame_sum(values, valid, lo, hi).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = np.where(counts > 0, sums.astype(np.float64) / np.maximum(counts, 1), 0.0)
+    return Values(means, counts > 0)
+
+
+def frame_extreme(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
+                  hi: IntArray) -> Values:
+    """`min` or `max` of numeric values; NaN is the greatest value, as in Spark."""
+    counts = valid_counts(valid, lo, hi)
+    if values.dtype.kind == "f":
+        data = values.astype(np.float64)
+        monoid = extreme_monoid(kind, data.dtype)
+        ident = monoid.identity[0]
+        (result,) = range_query((np.where(valid, data, ident),), lo, hi, monoid)
+        if kind == "min":
+            numbers = valid_counts(valid & ~np.isnan(data), lo, hi)
+            result = np.where((counts > 0) & (numbers == 0), np.nan, result)
+        return Values(result, counts > 0)
+    data_i = values.astype(np.int64)
+    monoid = extreme_monoid(kind, data_i.dtype)
+    (result_i,) = range_query((np.where(valid, data_i, monoid.identity[0]),), lo, hi,
+                              monoid)
+    return Values(result_i, counts > 0)
+
+
+def frame_extreme_by_rank(kind: str, ranks: IntArray, valid: BoolArray, lo: IntArray,
+                          hi: IntArray) -> Take:
+    """`min` or `max` of any orderable type, given each value's dense rank."""
+    extreme = frame_extreme(kind, ranks, valid, lo, hi)
+    representative = np.zeros(int(ranks.max(initial=0)) + 1, dtype=np.int64)
+    positions = np.nonzero(valid)[0]
+    representative[ranks[positions]] = positions
+    picked = representative[np.where(extreme.valid, extreme.values, 0)]
+    return Take(picked.astype(np.int64), extreme.valid)
+
+
+def frame_first_last(kind: str, valid: BoolArray, lo: IntArray, hi: IntArray) -> Take:
+    """Position of the first / last non-null value of each frame."""
+    present = np.nonzero(valid)[0].astype(np.int64)
+    begin = np.searchsorted(present, lo, side="left")
+    end = np.searchsorted(present, hi, side="left")
+    has = end > begin
+    pick = begin if kind == "first" else end - 1
+    positions = present[np.clip(pick, 0, max(len(present) - 1, 0))] if len(present) else \
+        np.zeros(len(lo), dtype=np.int64)
+    return Take(np.where(has, positions, 0).astype(np.int64), has)
+
+
+def frame_moments(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
+                  hi: IntArray) -> Values:
+    """Sample `variance` or `stddev` (n - 1); null below two non-null values."""
+    data = values.astype(np.float64)
+    leaves = (valid.astype(np.float64), np.where(valid, data, 0.0), np.zeros(len(data)))
+    counts, _, m2 = range_query(leaves, lo, hi, moments_monoid())
+    enough = counts >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)
+    return Values(np.sqrt(var) if kind == "stddev" else var, enough)
+
+
+def frame_collect(valid: BoolArray, lo: IntArray, hi: IntArray) -> Lists:
+    """Positions of each frame's non-null values, in order."""
+    present = np.nonzero(valid)[0].astype(np.int64)
+    begin = np.searchsorted(present, lo, side="left")
+    end = np.searchsorted(present, hi, side="left")
+    lengths = np.maximum(end - begin, 0)
+    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
+    total = int(offsets[-1])
+    within = np.arange(total, dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+    positions = present[np.repeat(begin, lengths) + within] if total else \
+        np.zeros(0, dtype=np.int64)
+    return Lists(offsets, positions)
+
+
+def frame_apply(func: Callable[[Any, Any], Any], values: npt.NDArray[Any],
+                times: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
+                hi: IntArray) -> list[Any]:
+    """A user function over each frame's non-null values and their times."""
+    present = np.nonzero(valid)[0]
+    kept_values, kept_times = values[present], times[present]
+    begin = np.searchsorted(present, lo, side="left")
+    end = np.searchsorted(present, hi, side="left")
+    return [func(kept_values[b:e], kept_times[b:e]) for b, e in zip(begin, end, strict=True)]

@@ -1,0 +1,45 @@
+"""Durations resolved against the time column: integer ticks (or floats for float time)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..errors import bad_value
+from ..events import TimeColumn
+from ..spec.time import MICROS_PER_UNIT, duration_to_ticks, is_time_duration
+
+DAY = MICROS_PER_UNIT["d"]
+
+
+def resolve_duration(value: object, time: TimeColumn, param: str) -> int | float:
+    """`value` in ticks of `time`'s column, checked against its kind.
+
+    Timestamp and date time take durations ('2s', timedelta; whole days for dates);
+    numeric time takes numbers (integers for integer time; at most `scale` decimal
+    places for decimal time). Zero is zero in any kind.
+    """
+    raw = duration_to_ticks(value, param)
+    if raw == 0:
+        return 0
+    column = f"{time.kind} time column {time.name!r}"
+    if time.uses_time_units:
+        if not is_time_duration(value):
+            raise bad_value(param, f"a duration such as '2s' or a timedelta for {column}",
+                            value)
+        ticks = int(raw)
+        if time.kind == "date" and ticks % DAY:
+            raise bad_value(param, f"a whole number of days for {column}", value)
+        return ticks
+    if is_time_duration(value):
+        raise bad_value(param, f"a number (durations are plain numbers for {column})", value)
+    if time.kind == "integer":
+        if isinstance(raw, int) or (isinstance(raw, (float, Decimal)) and raw == int(raw)):
+            return int(raw)
+        raise bad_value(param, f"a whole number for {column}", value)
+    if time.kind == "decimal":
+        scaled = Decimal(str(raw)) * (Decimal(10) ** time.scale)
+        if scaled != scaled.to_integral_value():
+            raise bad_value(param, f"a number with at most {time.scale} decimal places for "
+                            f"{column}", value)
+        return int(scaled)
+    return float(raw)

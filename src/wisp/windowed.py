@@ -1,0 +1,83 @@
+"""Events seen through a window, and the one function that runs every query."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, Observation
+
+from .errors import bad_value
+from .events import Events
+from .plan.explain import describe
+from .plan.nodes import Plan, Strategy
+from .plan.planner import plan as make_plan
+from .spec.aggregates import Aggregation
+from .spec.windows import Window
+
+
+class WindowedEvents:
+    """`Events` seen through a window. Call `.agg(...)`."""
+
+    def __init__(self, events: Events, window: Window) -> None:
+        self.events = events
+        self.spec = window
+
+    def __repr__(self) -> str:
+        return f"{self.events!r}.window({self.spec!r})"
+
+    def agg(self, *aggregations: Aggregation) -> DataFrame:
+        """One output row per window (as the window kind defines): key columns,
+        `window_start`, `window_end`, `time`, then one column per aggregation."""
+        return run(self.events, self.spec, aggregations)
+
+
+@dataclass
+class Run:
+    plan: Plan
+    observation: Observation
+
+
+_RUNS: weakref.WeakKeyDictionary[DataFrame, Run] = weakref.WeakKeyDictionary()
+_COUNTER = itertools.count()
+
+
+def run(events: Events, window: Window | None, aggregations: Sequence[Aggregation],
+        strategy: Strategy | None = None) -> DataFrame:
+    """Plan and build the query (lazily: nothing runs until an action)."""
+    from .engine.arrow import frames
+    from .engine.native import running
+
+    chosen = make_plan(events, window, aggregations, strategy)
+    observation = Observation(f"wisp_{next(_COUNTER)}")
+    if chosen.strategy == "native-running":
+        result = running(chosen, observation)
+    else:
+        result = frames(chosen, observation)
+    _RUNS[result] = Run(chosen, observation)
+    return result
+
+
+def _run_of(result: object) -> Run:
+    try:
+        return _RUNS[result]  # type: ignore[index]
+    except (KeyError, TypeError):
+        raise bad_value("result", "a DataFrame returned by wisp's agg()",
+                        type(result).__name__) from None
+
+
+def explain(result: DataFrame) -> str:
+    """Print and return, in words, the strategy chosen for `result` and why."""
+    text = describe(_run_of(result).plan)
+    print(text)
+    return text
+
+
+def report(result: DataFrame) -> dict[str, Any]:
+    """Row accounting of `result`'s query, available once an action has run on it:
+    `rows_in` (input rows) and `rejected_null_time` (rows dropped for a null time)."""
+    metrics = _run_of(result).observation.get
+    return {name: int(value) for name, value in metrics.items()}

@@ -1,0 +1,340 @@
+"""Brute-force reference implementation (the oracle) of `Rows`, `Range` and cumulative
+aggregation, against which the Spark engine is judged.
+
+Pure Python, standard library only: every window is built per anchor by scanning its
+key's rows, and every aggregate is computed from the window's values from scratch.
+Clarity beats speed here; nothing is clever on purpose.
+
+Data model: `rows` is a list of dicts (column -> Python value, None = null); `time` names
+a column holding plain numbers (int ticks or float), never None or NaN; `key` lists the
+key columns (empty = one global stream); `order` optionally names the tie-break column;
+`columns` lists all column names in schema order (the default tie-break).
+
+Output rows are dicts: the key columns, `window_start`, `window_end`, `time`, then one
+entry per aggregation (`agg.output_name`), sorted by key (null first), time, and the
+anchor's position in its key's sorted sequence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any
+
+from wisp.spec.aggregates import Aggregation
+from wisp.spec.windows import Range, Rows
+
+Row = dict[str, Any]
+# One anchor's window: (window_start, window_end, anchor time, the window's rows in order).
+Frame = tuple[Any, Any, Any, list[Row]]
+
+# ------------------------------------------------------------------------ ordering
+
+
+def _is_nan(value: object) -> bool:
+    return isinstance(value, (float, Decimal)) and value != value
+
+
+def spark_sort_key(value: object) -> tuple[Any, ...]:
+    """Spark's ascending order as a Python sort key: null first, then values (numbers
+    ascending with -0.0 == 0.0, strings by code point, False < True, arrays element by
+    element), NaN after every number and equal to itself. Also a grouping key: values
+    Spark groups together get equal keys."""
+    if value is None:
+        return (0,)
+    if isinstance(value, (list, tuple)):
+        return (1, tuple(spark_sort_key(item) for item in value))
+    if _is_nan(value):
+        return (2,)
+    return (1, value)
+
+
+def _sorted_by_key(rows: list[Row], *, time: str, key: list[str], order: str | None,
+                   columns: list[str]) -> list[tuple[Row, list[Row]]]:
+    """The rows grouped by key (groups in null-first key order), each group sorted by
+    time, ties broken by `order` or else by the other columns in schema order."""
+    groups: dict[tuple[Any, ...], list[Row]] = {}
+    for row in rows:
+        if row[time] is None or _is_nan(row[time]):
+            raise ValueError(f"the oracle takes no null/NaN time, found {row!r}")
+        groups.setdefault(tuple(spark_sort_key(row[k]) for k in key), []).append(row)
+    others = [c for c in columns if c not in key and c != time]
+    tie_break = [order] if order is not None else others
+
+    def position(row: Row) -> tuple[Any, ...]:
+        return (row[time], *(spark_sort_key(row[c]) for c in tie_break))
+
+    result = []
+    for group_key in sorted(groups):
+        members = groups[group_key]
+        key_values = {k: members[0][k] for k in key}
+        result.append((key_values, sorted(members, key=position)))
+    return result
+
+
+# -------------------------------------------------------------------- aggregations
+
+
+def _to_float(total: Fraction) -> float:
+    """An exact rational as the nearest float, overflowing to a signed infinity."""
+    try:
+        return float(total)
+    except OverflowError:
+        return math.inf if total > 0 else -math.inf
+
+
+def _float_sum(values: list[Any]) -> float:
+    """Exactly rounded sum of floats, with IEEE rules for NaN and infinities."""
+    if any(_is_nan(v) for v in values):
+        return math.nan
+    has_pos_inf = any(v == math.inf for v in values)
+    has_neg_inf = any(v == -math.inf for v in values)
+    if has_pos_inf and has_neg_inf:
+        return math.nan
+    if has_pos_inf:
+        return math.inf
+    if has_neg_inf:
+        return -math.inf
+    try:
+        return math.fsum(values)
+    except OverflowError:  # a finite sum too large for a float
+        return _to_float(sum((Fraction(v) for v in values), Fraction(0)))
+
+
+def _has_float(values: list[Any]) -> bool:
+    return any(isinstance(v, float) for v in values)
+
+
+def _sum(values: list[Any]) -> Any:
+    if not values:
+        return 0
+    if _has_float(values):
+        return _float_sum(values)
+    if any(isinstance(v, Decimal) for v in values):
+        with localcontext() as context:
+            context.prec = 200  # enough digits to be exact for decimal(38, s)
+            return sum(values, Decimal(0))
+    return sum(values)  # ints: an exact Python int
+
+
+def _mean(values: list[Any]) -> float | None:
+    if not values:
+        return None
+    if _has_float(values):
+        return _float_sum(values) / len(values)
+    return _to_float(Fraction(_sum(values)) / len(values))
+
+
+def _variance(values: list[Any]) -> float | None:
+    """Sample variance (n - 1), computed exactly with fractions, then rounded once."""
+    if len(values) < 2:
+        return None
+    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        return math.nan  # NaN or an infinity: inf - inf in the deviations
+    exact = [Fraction(v) for v in values]
+    mean = sum(exact, Fraction(0)) / len(exact)
+    squares = sum(((x - mean) ** 2 for x in exact), Fraction(0))
+    return _to_float(squares / (len(exact) - 1))
+
+
+def _min(values: list[Any]) -> Any:
+    if not values:
+        return None
+    numbers = [v for v in values if not _is_nan(v)]
+    return min(numbers) if numbers else math.nan
+
+
+def _max(values: list[Any]) -> Any:
+    if not values:
+        return None
+    if any(_is_nan(v) for v in values):
+        return math.nan
+    return max(values)
+
+
+def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
+    """One aggregation over one window's rows (in window order)."""
+    if agg.fn == "count" and agg.col is None:
+        return len(window)
+    assert agg.col is not None, f"{agg.fn} needs a column"
+    present = [row for row in window if row[agg.col] is not None]
+    values = [row[agg.col] for row in present]
+    if agg.fn == "count":
+        return len(values)
+    if agg.fn == "sum":
+        return _sum(values)
+    if agg.fn == "mean":
+        return _mean(values)
+    if agg.fn == "min":
+        return _min(values)
+    if agg.fn == "max":
+        return _max(values)
+    if agg.fn == "first":
+        return values[0] if values else None
+    if agg.fn == "last":
+        return values[-1] if values else None
+    if agg.fn == "variance":
+        return _variance(values)
+    if agg.fn == "stddev":
+        variance = _variance(values)
+        return None if variance is None else math.sqrt(variance)
+    if agg.fn == "collect":
+        return values
+    if agg.fn == "udaf":
+        assert agg.func is not None
+        return agg.func(values, [row[time] for row in present])
+    raise NotImplementedError(f"the oracle has no aggregation {agg.fn!r}")
+
+
+# ------------------------------------------------------------------------- windows
+
+
+def _run(rows: list[Row], *, time: str, key: list[str], order: str | None,
+         columns: list[str], aggs: Sequence[Aggregation],
+         frames: Callable[[list[Row]], list[Frame]]) -> list[Row]:
+    """For every key, `frames(sorted rows)` gives one frame per emitted anchor (in anchor
+    order); each frame becomes one output row."""
+    out: list[Row] = []
+    for key_values, members in _sorted_by_key(rows, time=time, key=key, order=order,
+                                              columns=columns):
+        for start, end, anchor_time, window in frames(members):
+            row: Row = dict(key_values)
+            row.update(window_start=start, window_end=end, time=anchor_time)
+            for agg in aggs:
+                row[agg.output_name] = aggregate(agg, window, time)
+            out.append(row)
+    return out
+
+
+def rows_window(rows: list[Row], *, time: str, key: list[str], order: str | None,
+                columns: list[str], window: Rows, aggs: Sequence[Aggregation]) -> list[Row]:
+    """\\psi relative-index window: anchor i holds positions i+first_index..i+last_index."""
+
+    def frames(members: list[Row]) -> list[Frame]:
+        n = len(members)
+        result: list[Frame] = []
+        for i, anchor in enumerate(members):
+            wanted = range(i + window.first_index, i + window.last_index + 1)
+            existing = [p for p in wanted if 0 <= p < n]
+            if len(existing) < len(wanted) and not window.partial:
+                continue
+            events = [members[p] for p in existing]
+            start = events[0][time] if events else None
+            end = events[-1][time] if events else None
+            result.append((start, end, anchor[time], events))
+        return result
+
+    return _run(rows, time=time, key=key, order=order, columns=columns, aggs=aggs,
+                frames=frames)
+
+
+def _shift(t: Any, ticks: Any) -> Any:
+    """`t + ticks`, also for a Decimal bound over float time."""
+    if isinstance(t, float) and isinstance(ticks, Decimal):
+        return t + float(ticks)
+    return t + ticks
+
+
+def range_window(rows: list[Row], *, time: str, key: list[str], order: str | None,
+                 columns: list[str], window: Range, aggs: Sequence[Aggregation]) -> list[Row]:
+    """\\psi relative-time window: anchor at t holds the events with time u in
+    [t + start, t + end], each side open or closed per `window.closed`."""
+    left_closed = window.closed in ("both", "left")
+    right_closed = window.closed in ("both", "right")
+
+    def frames(members: list[Row]) -> list[Frame]:
+        result: list[Frame] = []
+        for anchor in members:
+            lo = _shift(anchor[time], window.start_ticks)
+            hi = _shift(anchor[time], window.end_ticks)
+            events = []
+            for row in members:
+                u = row[time]
+                after_lo = lo <= u if left_closed else lo < u
+                before_hi = u <= hi if right_closed else u < hi
+                if after_lo and before_hi:
+                    events.append(row)
+            result.append((lo, hi, anchor[time], events))
+        return result
+
+    return _run(rows, time=time, key=key, order=order, columns=columns, aggs=aggs,
+                frames=frames)
+
+
+def cumulative(rows: list[Row], *, time: str, key: list[str], order: str | None,
+               columns: list[str], aggs: Sequence[Aggregation]) -> list[Row]:
+    """No window: anchor i holds positions 0..i of its key."""
+
+    def frames(members: list[Row]) -> list[Frame]:
+        return [(members[0][time], anchor[time], anchor[time], members[:i + 1])
+                for i, anchor in enumerate(members)]
+
+    return _run(rows, time=time, key=key, order=order, columns=columns, aggs=aggs,
+                frames=frames)
+
+
+# ---------------------------------------------------------------------- comparison
+
+
+def sort_output(rows: list[Row], key: list[str]) -> list[Row]:
+    """Output rows in a deterministic order: key values (null first), `time`,
+    `window_start`, `window_end`; remaining ties by the other columns, first those
+    holding no float (exact, so engine and oracle agree on them), then all of them.
+    Apply it to both sides before `assert_rows_match`."""
+    leading = [*key, "time", "window_start", "window_end"]
+
+    def order(row: Row) -> tuple[Any, ...]:
+        rest = [c for c in sorted(row) if c not in leading]
+        exact = tuple(spark_sort_key(None if isinstance(row[c], float) else row[c])
+                      for c in rest)
+        return (*(spark_sort_key(row.get(c)) for c in leading), exact,
+                *(spark_sort_key(row[c]) for c in rest))
+
+    return sorted(rows, key=order)
+
+
+_MISSING = object()
+
+
+def _values_match(a: Any, b: Any, rel: float, scale: float) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_values_match(x, y, rel, scale)
+                                        for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, float) or isinstance(b, float):
+        if not isinstance(a, (int, float, Decimal)) or not isinstance(b, (int, float, Decimal)):
+            return False
+        x, y = float(a), float(b)
+        if math.isnan(x) or math.isnan(y):
+            return math.isnan(x) and math.isnan(y)
+        return x == y or math.isclose(x, y, rel_tol=rel, abs_tol=rel * scale)
+    return bool(a == b) and (a is None) == (b is None)
+
+
+def assert_rows_match(actual: list[Row], expected: list[Row], rel: float = 1e-9,
+                      scales: dict[str, float] | None = None) -> None:
+    """Row by row, column by column: exact for ints, strings, bools, None; floats equal
+    when both NaN, equal, or close (`rel_tol=rel`, `abs_tol=rel * scales[column]`, the
+    scale defaulting to 1.0); lists element-wise by the same rule."""
+    scales = scales or {}
+    for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
+        names = list(want) + [c for c in got if c not in want]
+        for name in names:
+            a, b = got.get(name, _MISSING), want.get(name, _MISSING)
+            if a is _MISSING or b is _MISSING or not _values_match(
+                    a, b, rel, scales.get(name, 1.0)):
+                shown_a = "<missing>" if a is _MISSING else repr(a)
+                shown_b = "<missing>" if b is _MISSING else repr(b)
+                raise AssertionError(
+                    f"row {index}, column {name!r}: actual {shown_a} != expected {shown_b}\n"
+                    f"  actual row:   {got!r}\n  expected row: {want!r}")
+    if len(actual) != len(expected):
+        longer, label = (actual, "actual") if len(actual) > len(expected) else \
+            (expected, "expected")
+        raise AssertionError(
+            f"{len(actual)} actual rows != {len(expected)} expected rows; first extra "
+            f"{label} row (index {min(len(actual), len(expected))}): "
+            f"{longer[min(len(actual), len(expected))]!r}")

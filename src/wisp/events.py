@@ -161,10 +161,10 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
         keys = ()
     elif isinstance(key, str):
         keys = (key,)
-    elif isinstance(key, Sequence) and key and all(isinstance(k, str) for k in key):
-        keys = tuple(key)
+    elif isinstance(key, Sequence) and all(isinstance(k, str) for k in key):
+        keys = tuple(key)  # an empty list, like None, means one global stream
     else:
-        raise bad_value("key", "a column name or a non-empty list of column names", key)
+        raise bad_value("key", "a column name, a list of column names or None", key)
     for k in keys:
         field = _field(df, "key", k)
         if isinstance(field.dataType, T.MapType):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import importlib.util
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -514,7 +513,7 @@ def test_policies() -> None:
         (lambda: Time("soon"), "t", "soon", "'250ms'"),
         (lambda: Time(None), "t", None, "'250ms'"),
         (lambda: Time("1s", align="midnight"), "align", "midnight", "datetime"),
-        (lambda: Time("1s", align=True), "align", True, "a number"),
+        (lambda: Time("1s", align=True), "align", True, "a finite number"),
         (lambda: Delta("", 1), "attr", "", "a column name"),
         (lambda: Delta(5, 1), "attr", 5, "a column name"),
         (lambda: Delta(None, 1), "attr", None, "a column name"),
@@ -616,26 +615,17 @@ def test_bad_time_zone(tz: Any) -> None:
         daily(tz=tz)
 
 
-@pytest.mark.xfail(
-    importlib.util.find_spec("tzdata") is not None,
-    raises=IsADirectoryError,
-    strict=True,
-    reason="BUG: a tz naming a tzdata directory escapes check_time_zone as an OSError",
-)
 def test_time_zone_naming_a_directory_is_a_wisp_error() -> None:
     with bad_value("tz", "Europe", "IANA time zone"):
         daily(tz="Europe")
 
 
-@pytest.mark.xfail(raises=ValueError, strict=True,
-                   reason="BUG: str.isdigit accepts '²' but int() rejects it")
 @pytest.mark.parametrize("expr", ["² * * * *", "*/² * * * *"])
 def test_cron_superscript_digit_is_a_wisp_error(expr: str) -> None:
     with pytest.raises(WispInputError, match=r"^`expr` must be "):
         cron(expr)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an empty step after '/' is not validated")
 @pytest.mark.parametrize("expr", ["*/ * * * *", "5/ * * * *"])
 def test_cron_empty_step_is_rejected(expr: str) -> None:
     with pytest.raises(WispInputError, match=r"^`expr` must be "):

@@ -71,7 +71,10 @@ class Aggregation:
             return self.name
         if self.col is None:
             return self.fn
-        label = self.fn if self.func is None else getattr(self.func, "__name__", "udaf")
+        label = self.fn
+        if self.func is not None:
+            label = getattr(self.func, "__name__", "udaf")
+            label = "udaf" if not label.isidentifier() else label
         return f"{label}_{self.col}"
 
     @property

@@ -5,6 +5,8 @@ Each is used as an eviction policy, a trigger policy, or a tumbling window's siz
 
 from __future__ import annotations
 
+import datetime as _dt
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -71,12 +73,17 @@ class Punctuation:
 Policy = Count | Time | Delta | Punctuation
 
 
-def check_align(align: object) -> None:
-    """`align` is None, an instant, or a number (numeric time)."""
+def check_align(align: object, param: str = "align") -> None:
+    """`align` is None, an instant (datetime or date), or a finite number (numeric time)."""
+    expected = "a datetime, a date, a finite number or None"
     if align is None:
         return
     if isinstance(align, bool):
-        raise bad_value("align", "a datetime, a date or a number", align)
+        raise bad_value(param, expected, align)
     if isinstance(align, (int, float, Decimal)):
-        return
-    instant_to_micros(align, "align")
+        if isinstance(align, int) or math.isfinite(align):
+            return
+        raise bad_value(param, expected, align)
+    if not isinstance(align, (_dt.datetime, _dt.date)):
+        raise bad_value(param, expected, align)
+    instant_to_micros(align, param)

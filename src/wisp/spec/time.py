@@ -27,11 +27,12 @@ MICROS_PER_UNIT: dict[str, int] = {
     "ms": 1_000,
     "us": 1,
     "µs": 1,
+    "μs": 1,
 }
 _UNIT_ORDER = ["d", "h", "m", "s", "ms", "us"]
-_ALIASES = {"µs": "us", "min": "m"}
-_GROUP = re.compile(r"(\d+)(min|ms|us|µs|d|h|m|s)")
-_WHOLE = re.compile(r"^[+-]?(\d+(min|ms|us|µs|d|h|m|s))+$")
+_ALIASES = {"µs": "us", "μs": "us", "min": "m"}
+_GROUP = re.compile(r"([0-9]+)(min|ms|us|µs|μs|d|h|m|s)")
+_WHOLE = re.compile(r"^[+-]?([0-9]+(min|ms|us|µs|μs|d|h|m|s))+$")
 
 Duration: TypeAlias = "str | _dt.timedelta | int | float | Decimal"
 """What a user may pass as a duration: a string, a timedelta, or a number for numeric time."""

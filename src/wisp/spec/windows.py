@@ -39,6 +39,18 @@ def check_int(name: str, value: object, minimum: int | None = None) -> None:
         raise bad_value(name, f"an integer >= {minimum}", value)
 
 
+def check_same_units(**durations: object) -> None:
+    """Durations of one window are all time durations ('2s', timedelta) or all numbers
+    (numeric time); zero and None go with either."""
+    given = {name: value for name, value in durations.items()
+             if value is not None and value != 0}
+    kinds = {is_time_duration(v) for v in given.values()}
+    if len(kinds) > 1:
+        name = list(given)[-1]
+        raise bad_value(name, f"the same kind of duration as `{list(given)[0]}` (all "
+                        "durations such as '2s' or all numbers)", given[name])
+
+
 class Window:
     """Base of every window spec."""
 
@@ -185,6 +197,8 @@ class Clock:
         if duration_to_ticks(self.every, "every") <= 0:
             raise bad_value("every", "a positive duration", self.every)
         check_align(self.align)
+        check_align(self.start, "start")
+        check_align(self.end, "end")
 
 
 def clock(every: Any, start: Any = None, end: Any = None, align: Any = None) -> Clock:
@@ -235,6 +249,7 @@ class Hopping(Window):
         if duration_to_ticks(self.hop, "hop") <= 0:
             raise bad_value("hop", "a positive duration", self.hop)
         check_align(self.align)
+        check_same_units(size=self.size, hop=self.hop)
         if self.output not in get_args(HoppingOutput):
             raise bad_value("output", "'windows' or 'changes'", self.output)
 
@@ -303,7 +318,7 @@ def check_time_zone(tz: object) -> None:
         raise bad_value("tz", "an IANA time zone name such as 'Europe/Berlin'", tz)
     try:
         zoneinfo.ZoneInfo(tz)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         hint = did_you_mean(tz, sorted(zoneinfo.available_timezones())).strip(" ()")
         raise bad_value("tz", "an IANA time zone name such as 'Europe/Berlin'", tz,
                         hint=hint) from None
@@ -320,16 +335,22 @@ def check_cron(expr: object) -> None:
                         "(minute hour day-of-month month day-of-week)", expr)
     for text, (name, low, high) in zip(expr.split(), _CRON_FIELDS, strict=True):
         for part in text.split(","):
-            base, _, step = part.partition("/")
-            if step and (not step.isdigit() or int(step) < 1):
-                raise bad_value("expr", f"a valid {name} step", part)
+            base, slash, step = part.partition("/")
+            if slash and (not _is_number(step) or int(step) < 1):
+                raise bad_value("expr", f"a valid {name} step (a whole number >= 1)", part)
             if base == "*":
                 continue
             bounds = base.split("-")
-            if len(bounds) > 2 or not all(b.isdigit() and low <= int(b) <= high
+            if len(bounds) > 2 or not all(_is_number(b) and low <= int(b) <= high
                                           for b in bounds):
                 raise bad_value("expr", f"a {name} field of numbers in {low}..{high}, "
                                 "ranges, steps or *", part)
+            if len(bounds) == 2 and int(bounds[0]) > int(bounds[1]):
+                raise bad_value("expr", f"a {name} range from low to high", part)
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def hourly(tz: str = "UTC") -> CalendarTick:
@@ -413,3 +434,4 @@ class Session(Window):
         if self.max_duration is not None and \
                 duration_to_ticks(self.max_duration, "max_duration") <= 0:
             raise bad_value("max_duration", "a positive duration or None", self.max_duration)
+        check_same_units(gap=self.gap, max_duration=self.max_duration)

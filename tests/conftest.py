@@ -1,0 +1,38 @@
+"""One local SparkSession for the whole test run (JVM start costs seconds)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+settings.register_profile(
+    "default", deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                           HealthCheck.data_too_large])
+# CI explores a fixed sequence of examples so a red run can be reproduced exactly.
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("wisp-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "3")
+               .config("spark.default.parallelism", "2")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "7")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -186,7 +186,7 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
                   on_null_time)
 
 
-def from_edges(df: DataFrame, time: str, *, edge: str, id: str,  # noqa: A002
+def from_edges(df: DataFrame, time: str, *, edge: str, id: str,
                key: str | Sequence[str] | None = None) -> Events:
     """Interval events from start/end edge rows (arrives with interval windows)."""
     raise WispUnsupportedError("from_edges is not executed yet: interval events from edge "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import weakref
 from collections.abc import Sequence
@@ -48,15 +49,11 @@ _COUNTER = itertools.count()
 def run(events: Events, window: Window | None, aggregations: Sequence[Aggregation],
         strategy: Strategy | None = None) -> DataFrame:
     """Plan and build the query (lazily: nothing runs until an action)."""
-    from .engine.arrow import frames
-    from .engine.native import running
-
     chosen = make_plan(events, window, aggregations, strategy)
     observation = Observation(f"wisp_{next(_COUNTER)}")
-    if chosen.strategy == "native-running":
-        result = running(chosen, observation)
-    else:
-        result = frames(chosen, observation)
+    module_name, _, function = chosen.builder.partition(":")
+    build = getattr(importlib.import_module(f"wisp.engine.{module_name}"), function)
+    result: DataFrame = build(chosen, observation)
     _RUNS[result] = Run(chosen, observation)
     return result
 

@@ -8,6 +8,7 @@ the kernel holds one key's events at a time.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -215,7 +216,7 @@ def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterat
                 same &= same_as_previous(batch.column(k))
             cuts += list(np.nonzero(~same)[0] + 1)
         cuts.append(batch.num_rows)
-        for begin, stop in zip(cuts[:-2], cuts[1:-1], strict=True):
+        for begin, stop in itertools.pairwise(cuts[:-1]):
             pending.append(batch.slice(begin, stop - begin))
             yield pa.Table.from_batches(pending)
             pending = []
@@ -244,7 +245,7 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
     arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields])
     kernel = FrameKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
-        time_scale=events.time.scale, frame=plan.frame,
+        time_scale=events.time.scale, frame=plan.details,
         aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
                                       arrow_type(r.output_type), r.aggregation.func)
                          for r in plan.aggregations),

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Observation, Window
+from pyspark.sql import Column, DataFrame, Observation, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from ..plan.nodes import Plan, ResolvedAggregation
 from .columns import col, guarded, output_time_type
 
 
-def _aggregate(resolved: ResolvedAggregation, frame: Window) -> Column:
+def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec) -> Column:
     agg = resolved.aggregation
     value = col(agg.col) if agg.col is not None else F.lit(1)
     fn = agg.fn

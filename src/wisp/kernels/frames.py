@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import numpy as np
 import numpy.typing as npt
 
@@ -26,7 +28,7 @@ def rows_frames(n: int, first: int, last: int, partial: bool) -> tuple[IntArray,
     return anchors, lo, hi
 
 
-def shifted(times: npt.NDArray[np.generic], offset: int | float) -> npt.NDArray[np.generic]:
+def shifted(times: npt.NDArray[Any], offset: int | float) -> npt.NDArray[Any]:
     """`times + offset`, saturating at the int64 range instead of wrapping."""
     if times.dtype.kind == "f":
         return times + offset
@@ -38,15 +40,15 @@ def shifted(times: npt.NDArray[np.generic], offset: int | float) -> npt.NDArray[
     return np.where(times < limit, info.min, times + np.int64(max(offset, info.min)))
 
 
-def range_frames(times: npt.NDArray[np.generic], start: int | float, end: int | float,
+def range_frames(times: npt.NDArray[Any], start: int | float, end: int | float,
                  closed: str) -> tuple[IntArray, IntArray]:
     """Frames of the relative-time window `[t + start, t + end]` over sorted `times`.
 
     `closed` is "both", "left", "right" or "neither": an open side excludes events exactly
     on that bound. Returns `(lo, hi)` for every anchor.
     """
-    left_side = "left" if closed in ("both", "left") else "right"
-    right_side = "right" if closed in ("both", "right") else "left"
+    left_side: Literal["left", "right"] = "left" if closed in ("both", "left") else "right"
+    right_side: Literal["left", "right"] = "right" if closed in ("both", "right") else "left"
     lo = np.searchsorted(times, shifted(times, start), side=left_side).astype(np.int64)
     hi = np.searchsorted(times, shifted(times, end), side=right_side).astype(np.int64)
     return lo, np.maximum(hi, lo)

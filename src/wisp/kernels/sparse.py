@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-State = tuple[npt.NDArray[np.generic], ...]
+State = tuple[npt.NDArray[Any], ...]
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Monoid:
     `combine(a, b)`: the aggregate of `a` followed by `b`, elementwise.
     """
 
-    identity: Sequence[object]
+    identity: Sequence[Any]
     scan: Callable[[State, bool], State]
     combine: Callable[[State, State], State]
 
@@ -82,7 +83,7 @@ def range_query(leaves: State, lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int
     return out
 
 
-def _cumulative(op: Callable[..., npt.NDArray[np.generic]]) -> Callable[[State, bool], State]:
+def _cumulative(op: Callable[..., npt.NDArray[Any]]) -> Callable[[State, bool], State]:
     def scan(states: State, reverse: bool) -> State:
         if reverse:
             return tuple(op(s[:, ::-1], axis=-1)[:, ::-1] for s in states)
@@ -101,10 +102,10 @@ def extreme_monoid(kind: str, dtype: np.dtype[np.generic]) -> Monoid:
     exists) of one state array."""
     if kind == "max":
         ufunc: np.ufunc = np.maximum
-        ident: object = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+        ident: float | int = -np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).min)
     else:
         ufunc = np.fmin if dtype.kind == "f" else np.minimum
-        ident = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        ident = np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).max)
     return Monoid(identity=(ident,), scan=_cumulative(ufunc.accumulate),
                   combine=lambda a, b: (ufunc(a[0], b[0]),))
 
@@ -112,7 +113,7 @@ def extreme_monoid(kind: str, dtype: np.dtype[np.generic]) -> Monoid:
 def _moments_scan(states: State, reverse: bool) -> State:
     """Cumulative (count, mean, M2) along rows, each scan shifted by its first valid
     value in scan order so that no cancellation beyond O(n eps) relative occurs."""
-    count, mean, m2 = states
+    count, mean, _ = states
     valid = count > 0
     if reverse:
         valid, values = valid[:, ::-1], mean[:, ::-1]

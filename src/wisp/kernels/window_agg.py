@@ -58,7 +58,8 @@ def _prefix(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 def valid_counts(valid: BoolArray, lo: IntArray, hi: IntArray) -> IntArray:
     counts = _prefix(valid.astype(np.int64))
-    return counts[hi] - counts[lo]
+    result: IntArray = counts[hi] - counts[lo]
+    return result
 
 
 def count_rows(lo: IntArray, hi: IntArray) -> Values:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pyspark.sql import types as T
 
-from ..errors import WispUnsupportedError, bad_value, did_you_mean
+from ..errors import bad_value, did_you_mean
 from ..events import Events
 from ..spec.aggregates import Aggregation
 from .nodes import ResolvedAggregation, ValueClass
@@ -84,9 +84,6 @@ def resolve(events: Events, aggregations: Sequence[Aggregation]) -> tuple[
             assert data_type is not None
             raise bad_value("col", f"an orderable column for {agg.fn}()",
                             f"{data_type.simpleString()} column {agg.col!r}")
-        if agg.fn == "time_weighted_mean":
-            raise WispUnsupportedError("time_weighted_mean is not executed yet: it arrives "
-                                       "with interval-event windows")
         name = agg.output_name
         if name in taken:
             raise bad_value("alias", "output names distinct from the key columns, "

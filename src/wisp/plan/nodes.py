@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pyspark.sql import types as T
 
@@ -11,7 +11,8 @@ from ..events import Events
 from ..spec.aggregates import Aggregation
 from ..spec.windows import Window
 
-Strategy = Literal["native-running", "arrow-frames"]
+Strategy = str
+"""A strategy's name, e.g. "native-running" or "arrow-frames"; `explain` prints it."""
 ValueClass = Literal["none", "integer", "float", "boolean", "decimal", "ordered", "other"]
 
 
@@ -57,12 +58,20 @@ Frame = RowsFrame | RangeFrame | RunningFrame
 
 @dataclass(frozen=True)
 class Plan:
-    """A window over events with its aggregations, and how it will run."""
+    """A window over events with its aggregations, and how it will run.
+
+    `builder` names the engine function that builds the Spark plan, as
+    "module:function" under `wisp.engine` (it takes the plan and an Observation and
+    returns the result DataFrame); `details` carries what that builder needs (a `Frame`
+    for the frame strategies); `how` says in words what runs.
+    """
 
     events: Events
     window: Window | None
-    frame: Frame
     aggregations: tuple[ResolvedAggregation, ...]
     strategy: Strategy
     reason: str
+    how: str
+    builder: str
     tie_break: tuple[str, ...]
+    details: Any = None

@@ -1,20 +1,41 @@
-"""The planner: the only place that knows both the window specs and the strategies."""
+"""The planner: the only place that knows both the window specs and the strategies.
+
+Each window family has its own rule module (`psi`, `streaminsight`, `spl`, `fenl`,
+`dynamic`); a rule resolves its window against the events and chooses a strategy.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pyspark.sql import types as T
 
-from ..errors import WispUnsupportedError, bad_value
+from ..errors import WispUnsupportedError
 from ..events import Events
 from ..spec.aggregates import Aggregation
-from ..spec.windows import Range, Rows, Window
+from ..spec.windows import Window
 from .aggregations import resolve
-from .nodes import Frame, Plan, RangeFrame, RowsFrame, RunningFrame, Strategy
-from .ticks import resolve_duration
+from .nodes import Plan, ResolvedAggregation, Strategy
 
-STRATEGIES: tuple[Strategy, ...] = ("native-running", "arrow-frames")
+# window kind -> "module:function" of its rule, relative to wisp.plan
+RULES: dict[str, str] = {
+    "cumulative": "psi:plan_cumulative",
+    "Rows": "psi:plan_rows",
+    "Range": "psi:plan_range",
+    "Tumbling": "streaminsight:plan_tumbling",
+    "Hopping": "streaminsight:plan_hopping",
+    "Snapshot": "streaminsight:plan_snapshot",
+    "CountByStartTime": "streaminsight:plan_count_by_start_time",
+    "Sliding": "spl:plan_sliding",
+    "Since": "fenl:plan_since",
+    "Trailing": "fenl:plan_trailing",
+    "Dynamic": "dynamic:plan_dynamic",
+    "Session": "dynamic:plan_session",
+}
+
+Rule = Callable[[Events, Any, tuple[ResolvedAggregation, ...], "Strategy | None"], Plan]
 
 
 def tie_break_columns(events: Events) -> tuple[str, ...]:
@@ -24,42 +45,30 @@ def tie_break_columns(events: Events) -> tuple[str, ...]:
     if events.order is not None:
         return (events.order,)
     skip = {*events.key, events.time.name}
+    if events.end is not None:
+        skip.add(events.end)
     return tuple(f.name for f in events.df.schema.fields
                  if f.name not in skip and isinstance(f.dataType, T.AtomicType))
 
 
-def frame_of(events: Events, window: Window | None) -> Frame:
-    if window is None:
-        return RunningFrame()
-    if isinstance(window, Rows):
-        return RowsFrame(window.first_index, window.last_index, window.partial)
-    if isinstance(window, Range):
-        return RangeFrame(resolve_duration(window.start, events.time, "start"),
-                          resolve_duration(window.end, events.time, "end"), window.closed)
-    raise WispUnsupportedError(f"{window.kind} windows are not executed yet; this release "
-                               "runs Rows, Range and cumulative aggregation")
+def rule_for(kind: str) -> Rule:
+    module_name, _, function = RULES[kind].partition(":")
+    module = importlib.import_module(f"{__package__}.{module_name}")
+    rule: Rule = getattr(module, function)
+    return rule
 
 
 def plan(events: Events, window: Window | None, aggregations: Sequence[Aggregation],
          strategy: Strategy | None = None) -> Plan:
     """Resolve `window` and `aggregations` against `events` and choose a strategy."""
-    frame = frame_of(events, window)
+    kind = "cumulative" if window is None else window.kind
+    if kind not in RULES:
+        raise WispUnsupportedError(f"{kind} windows are not executed yet")
     resolved = resolve(events, aggregations)
-    if strategy is not None and strategy not in STRATEGIES:
-        raise bad_value("strategy", f"one of {', '.join(STRATEGIES)} or None", strategy)
-    natively_possible = isinstance(frame, RunningFrame) and all(
-        r.aggregation.fn != "udaf" for r in resolved)
-    if strategy == "native-running" and not natively_possible:
-        raise bad_value("strategy", "'arrow-frames' for this window and these aggregations",
-                        strategy)
-    if strategy is None:
-        strategy = "native-running" if natively_possible else "arrow-frames"
-    if strategy == "native-running":
-        reason = ("a running frame is incremental in Spark's own window operator: one "
-                  "shuffle and sort by key and time, O(1) work per row")
-    elif isinstance(frame, RunningFrame):
-        reason = "a user-defined aggregate must see the values, so a kernel runs it"
-    else:
-        reason = ("Spark's sliding frames re-aggregate every frame (O(n*w)); the kernel "
-                  "costs O(n log n) per key whatever the window's width")
-    return Plan(events, window, frame, resolved, strategy, reason, tie_break_columns(events))
+    return rule_for(kind)(events, window, resolved, strategy)
+
+
+def unsupported(kind: str, arrives_with: str) -> WispUnsupportedError:
+    """The error of a window kind this release defines but does not execute yet."""
+    return WispUnsupportedError(f"{kind} windows are not executed yet: they arrive with "
+                                f"{arrives_with}")

@@ -93,7 +93,7 @@ def count(col: str | None = None) -> Aggregation:
     return Aggregation("count", None if col is None else _column("count", col))
 
 
-def sum(col: str) -> Aggregation:  # noqa: A001 - the public name mirrors Spark's
+def sum(col: str) -> Aggregation:
     """Sum of the non-null values (0 over an empty window): long for integers, double for
     floating point, decimal(p + 10, s) for decimal(p, s)."""
     return Aggregation("sum", _column("sum", col))
@@ -104,12 +104,12 @@ def mean(col: str) -> Aggregation:
     return Aggregation("mean", _column("mean", col))
 
 
-def min(col: str) -> Aggregation:  # noqa: A001
+def min(col: str) -> Aggregation:
     """Smallest non-null value (NaN only when all values are NaN); null when empty."""
     return Aggregation("min", _column("min", col))
 
 
-def max(col: str) -> Aggregation:  # noqa: A001
+def max(col: str) -> Aggregation:
     """Largest non-null value (NaN is the greatest, as in Spark); null when empty."""
     return Aggregation("max", _column("max", col))
 

@@ -46,8 +46,8 @@ def check_same_units(**durations: object) -> None:
              if value is not None and value != 0}
     kinds = {is_time_duration(v) for v in given.values()}
     if len(kinds) > 1:
-        name = list(given)[-1]
-        raise bad_value(name, f"the same kind of duration as `{list(given)[0]}` (all "
+        first, name = next(iter(given)), list(given)[-1]
+        raise bad_value(name, f"the same kind of duration as `{first}` (all "
                         "durations such as '2s' or all numbers)", given[name])
 
 

@@ -1,0 +1,82 @@
+"""Rules of the relative-index (`Rows`), relative-time (`Range`) and running (no
+window) families: frames around every anchor event."""
+
+from __future__ import annotations
+
+from ..errors import WispUnsupportedError, bad_value
+from ..events import Events
+from ..spec.windows import Range, Rows
+from .nodes import Frame, Plan, RangeFrame, ResolvedAggregation, RowsFrame, RunningFrame
+from .planner import tie_break_columns
+from .ticks import resolve_duration
+
+FRAME_STRATEGIES = ("native-running", "arrow-frames")
+
+
+def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> None:
+    for r in resolved:
+        if r.aggregation.fn == "time_weighted_mean":
+            raise WispUnsupportedError("time_weighted_mean needs interval-event windows "
+                                       "(Hopping, Tumbling, Snapshot, CountByStartTime)")
+    if strategy is not None and strategy not in FRAME_STRATEGIES:
+        raise bad_value("strategy", f"one of {', '.join(FRAME_STRATEGIES)} or None",
+                        strategy)
+
+
+def _frames_plan(events: Events, window: Rows | Range | None, frame: Frame,
+                 resolved: tuple[ResolvedAggregation, ...], reason: str) -> Plan:
+    if isinstance(frame, RowsFrame):
+        bounds = (f"positions i{frame.first:+d}..i{frame.last:+d} by index arithmetic"
+                  f"{'' if frame.partial else ', complete windows only'}")
+    elif isinstance(frame, RangeFrame):
+        bounds = "time bounds by binary search over the sorted times"
+    else:
+        bounds = "every earlier position of the key"
+    how = ("Spark hash-partitions by key and sorts within partitions by key, time and "
+           "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
+           f"walks each key's run of events: frame bounds {bounds}; counts and integer "
+           "sums by prefix differences; float sums, means, min/max, variance and stddev "
+           "by a disjoint sparse table, which only adds values inside each window.")
+    return Plan(events, window, resolved, "arrow-frames", reason, how, "arrow:frames",
+                tie_break_columns(events), frame)
+
+
+def plan_rows(events: Events, window: Rows, resolved: tuple[ResolvedAggregation, ...],
+              strategy: str | None) -> Plan:
+    _check(resolved, strategy)
+    if strategy == "native-running":
+        raise bad_value("strategy", "'arrow-frames' for Rows windows", strategy)
+    frame = RowsFrame(window.first_index, window.last_index, window.partial)
+    return _frames_plan(events, window, frame, resolved,
+                        "Spark's sliding frames re-aggregate every frame (O(n*w)); the "
+                        "kernel costs O(n log n) per key whatever the window's width")
+
+
+def plan_range(events: Events, window: Range, resolved: tuple[ResolvedAggregation, ...],
+               strategy: str | None) -> Plan:
+    _check(resolved, strategy)
+    if strategy == "native-running":
+        raise bad_value("strategy", "'arrow-frames' for Range windows", strategy)
+    frame = RangeFrame(resolve_duration(window.start, events.time, "start"),
+                       resolve_duration(window.end, events.time, "end"), window.closed)
+    return _frames_plan(events, window, frame, resolved,
+                        "Spark's sliding frames re-aggregate every frame (O(n*w)); the "
+                        "kernel costs O(n log n) per key whatever the window's width")
+
+
+def plan_cumulative(events: Events, window: None, resolved: tuple[ResolvedAggregation, ...],
+                    strategy: str | None) -> Plan:
+    _check(resolved, strategy)
+    native_possible = all(r.aggregation.fn != "udaf" for r in resolved)
+    if strategy == "native-running" and not native_possible:
+        raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate", strategy)
+    if strategy == "arrow-frames" or not native_possible:
+        return _frames_plan(events, None, RunningFrame(), resolved,
+                            "a user-defined aggregate must see the values, so a kernel "
+                            "runs it" if not native_possible else "requested")
+    how = ("Spark's window operator with a ROWS UNBOUNDED PRECEDING frame, partitioned by "
+           "key and ordered by time and the tie-break columns.")
+    return Plan(events, None, resolved, "native-running",
+                "a running frame is incremental in Spark's own window operator: one shuffle "
+                "and sort by key and time, O(1) work per row", how, "native:running",
+                tie_break_columns(events), RunningFrame())

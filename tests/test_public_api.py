@@ -1,0 +1,26 @@
+"""The public names of `wisp` are pinned: adding or removing one is a deliberate act."""
+
+from __future__ import annotations
+
+import wisp
+
+
+def test_public_names_are_pinned() -> None:
+    public = sorted(name for name in dir(wisp) if not name.startswith("_"))
+    modules = {"engine", "errors", "events", "kernels", "plan", "session", "spec",
+               "windowed"}
+    assert sorted(set(public) - (modules - set(wisp.__all__))) == sorted(wisp.__all__)
+    assert sorted(wisp.__all__) == [
+        "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping",
+        "Punctuation", "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time",
+        "Trailing", "Tumbling", "WispError", "WispInputError", "WispUnsupportedError",
+        "clock", "collect", "count", "cron", "daily", "events", "explain", "first",
+        "from_edges", "hourly", "last", "max", "mean", "min", "monthly", "report",
+        "session", "stddev", "sum", "time_weighted_mean", "udaf", "variance", "weekly",
+        "yearly"]
+
+
+def test_errors_are_value_errors_where_the_caller_passed_a_bad_value() -> None:
+    assert issubclass(wisp.WispInputError, wisp.WispError)
+    assert issubclass(wisp.WispInputError, ValueError)
+    assert issubclass(wisp.WispUnsupportedError, wisp.WispError)

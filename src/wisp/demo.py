@@ -93,7 +93,7 @@ def run_demo(
         _show(f"{name}: {titles[name]}", result)
 
     print("\n== how wisp runs `rolling` ==")
-    print(ws.explain(results["rolling"]))
+    ws.explain(results["rolling"])
 
     out = Path(output_dir)
     print(f"\n== written to {out}/ ==")

@@ -26,15 +26,15 @@ def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> N
 def _frames_plan(events: Events, window: Rows | Range | None, frame: Frame,
                  resolved: tuple[ResolvedAggregation, ...], reason: str) -> Plan:
     if isinstance(frame, RowsFrame):
-        bounds = (f"positions i{frame.first:+d}..i{frame.last:+d} by index arithmetic"
+        bounds = (f"positions i{frame.first:+d}..i{frame.last:+d}, by index arithmetic"
                   f"{'' if frame.partial else ', complete windows only'}")
     elif isinstance(frame, RangeFrame):
-        bounds = "time bounds by binary search over the sorted times"
+        bounds = "by binary search of t+start and t+end in the sorted times"
     else:
-        bounds = "every earlier position of the key"
+        bounds = "from the key's first event to the anchor"
     how = ("Spark hash-partitions by key and sorts within partitions by key, time and "
            "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
-           f"walks each key's run of events: frame bounds {bounds}; counts and integer "
+           f"walks each key's run of events: window bounds {bounds}; counts and integer "
            "sums by prefix differences; float sums, means, min/max, variance and stddev "
            "by a disjoint sparse table, which only adds values inside each window.")
     return Plan(events, window, resolved, "arrow-frames", reason, how, "arrow:frames",

@@ -88,6 +88,21 @@ def duration_to_ticks(value: object, param: str) -> int | float | Decimal:
     raise bad_value(param, GRAMMAR, value)
 
 
+def format_duration(value: object) -> str:
+    """A duration as the user would write it: timedeltas in the string grammar."""
+    if not isinstance(value, _dt.timedelta):
+        return repr(value)
+    micros = timedelta_to_micros(value)
+    if micros == 0:
+        return "'0s'"
+    sign, rest, parts = ("-" if micros < 0 else ""), abs(micros), []
+    for unit in _UNIT_ORDER:
+        amount, rest = divmod(rest, MICROS_PER_UNIT[unit])
+        if amount:
+            parts.append(f"{amount}{unit}")
+    return f"'{sign}{''.join(parts)}'"
+
+
 def is_time_duration(value: object) -> bool:
     """True when a raw duration was given as a string or a timedelta (a time unit)."""
     return isinstance(value, (str, _dt.timedelta))

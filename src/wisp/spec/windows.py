@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 
 from ..errors import bad_value, did_you_mean
 from .policies import Count, Delta, Punctuation, Time, check_align
-from .time import duration_to_ticks, is_time_duration
+from .time import duration_to_ticks, format_duration, is_time_duration
 
 Closed = Literal["both", "left", "right", "neither"]
 CLOSED_VALUES: tuple[str, ...] = get_args(Closed)
@@ -138,6 +138,10 @@ class Range(Window):
             lo, hi = hi, lo
         if lo == hi and self.closed != "both":
             raise bad_value("closed", "'both' for a window of zero length", self.closed)
+
+    def __repr__(self) -> str:
+        return (f"Range(start={format_duration(self.start)}, end={format_duration(self.end)}"
+                f", closed={self.closed!r})")
 
     @property
     def start_ticks(self) -> int | float | Decimal:

@@ -15,7 +15,8 @@ from pyspark.sql import types as T
 from ..errors import WispUnsupportedError
 from ..events import Events
 from ..spec.aggregates import Aggregation
-from ..spec.windows import Window
+from ..spec.policies import Count, Delta, Punctuation, Time
+from ..spec.windows import Tumbling, Window
 from .aggregations import resolve
 from .nodes import Plan, ResolvedAggregation, Strategy
 
@@ -25,6 +26,7 @@ RULES: dict[str, str] = {
     "Rows": "psi:plan_rows",
     "Range": "psi:plan_range",
     "Tumbling": "streaminsight:plan_tumbling",
+    "PolicyTumbling": "spl:plan_policy_tumbling",
     "Hopping": "streaminsight:plan_hopping",
     "Snapshot": "streaminsight:plan_snapshot",
     "CountByStartTime": "streaminsight:plan_count_by_start_time",
@@ -62,6 +64,9 @@ def plan(events: Events, window: Window | None, aggregations: Sequence[Aggregati
          strategy: Strategy | None = None) -> Plan:
     """Resolve `window` and `aggregations` against `events` and choose a strategy."""
     kind = "cumulative" if window is None else window.kind
+    if isinstance(window, Tumbling) and isinstance(window.size, (Count, Time, Delta,
+                                                                  Punctuation)):
+        kind = "PolicyTumbling"  # a tumbling window sized by a policy: the sliding family
     if kind not in RULES:
         raise WispUnsupportedError(f"{kind} windows are not executed yet")
     resolved = resolve(events, aggregations)

@@ -2,7 +2,8 @@
 
 Expected values are computed by hand and written literally. Timestamps are compared as
 microseconds since the epoch (`F.unix_micros`, computed in Spark), so the Python side never
-converts an instant through a time zone.
+converts an instant through a time zone; only the timestamp *values* of min/max are compared
+as naive datetimes (the session time zone and the machine's are both UTC).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -222,19 +224,25 @@ def test_window_bounds_past_year_9999(extreme_ev: ws.Events) -> None:
 # --------------------------------------------------------------------- value types
 
 BIG = 2**60 + 1
+INT_MAX = 2**31 - 1
+T0 = dt.datetime(2024, 1, 1)  # naive: collected timestamps are UTC wall time (TZ is UTC)
 
 
 @pytest.fixture(scope="module")
 def values_ev(spark: SparkSession) -> ws.Events:
     d = dt.date
     rows = [
-        ("k", 1, BIG, Decimal("12345678.91"), "pear", True, d(2024, 3, 1), 1.0),
-        ("k", 2, BIG, Decimal("0.01"), None, None, d(2023, 12, 31), float("nan")),
-        ("k", 3, BIG, None, "apple", False, None, 3.0),
-        ("k", 4, 1, Decimal("0.10"), "fig", True, d(2024, 1, 15), 4.0),
+        ("k", 1, BIG, Decimal("12345678.91"), "pear", True, d(2024, 3, 1), 1.0, INT_MAX,
+         T0 + dt.timedelta(seconds=3)),
+        ("k", 2, BIG, Decimal("0.01"), None, None, d(2023, 12, 31), float("nan"), INT_MAX,
+         None),
+        ("k", 3, BIG, None, "apple", False, None, 3.0, None, T0 + dt.timedelta(seconds=1)),
+        ("k", 4, 1, Decimal("0.10"), "fig", True, d(2024, 1, 15), 4.0, -1,
+         T0 + dt.timedelta(seconds=2)),
     ]
     df = spark.createDataFrame(rows, "k string, t long, big long, dec decimal(10,2), "
-                                     "s string, b boolean, d date, x double")
+                                     "s string, b boolean, d date, x double, i int, "
+                                     "w timestamp")
     return ws.events(df, time="t", key="k")
 
 
@@ -244,6 +252,7 @@ VALUE_AGGS = (
     ws.count(), ws.count("s"),
     ws.min("b"), ws.max("b"), ws.min("d"), ws.max("d"),
     ws.max("x"), ws.min("x"), ws.sum("x"),
+    ws.sum("i"), ws.min("dec"), ws.max("dec"), ws.min("w"), ws.max("w"),
 )
 
 VALUE_TYPES = {
@@ -254,31 +263,42 @@ VALUE_TYPES = {
     "min_b": T.BooleanType(), "max_b": T.BooleanType(),
     "min_d": T.DateType(), "max_d": T.DateType(),
     "max_x": T.DoubleType(), "min_x": T.DoubleType(), "sum_x": T.DoubleType(),
+    "sum_i": T.LongType(), "min_dec": T.DecimalType(10, 2), "max_dec": T.DecimalType(10, 2),
+    "min_w": T.TimestampType(), "max_w": T.TimestampType(),
 }
 
 NAN = float("nan")
+S1, S3 = dt.timedelta(seconds=1), dt.timedelta(seconds=3)
 # Running values over the four rows (the same frames as Rows(-3, 0, partial=True)).
 VALUES_EXPECTED: list[dict[str, Any]] = [
     {"sum_big": BIG, "sum_dec": Decimal("12345678.91"), "mean_dec": 12345678.91,
      "min_s": "pear", "max_s": "pear", "first_s": "pear", "last_s": "pear",
      "collect_s": ["pear"], "count": 1, "count_s": 1, "min_b": True, "max_b": True,
      "min_d": dt.date(2024, 3, 1), "max_d": dt.date(2024, 3, 1),
-     "max_x": 1.0, "min_x": 1.0, "sum_x": 1.0},
+     "max_x": 1.0, "min_x": 1.0, "sum_x": 1.0, "sum_i": INT_MAX,
+     "min_dec": Decimal("12345678.91"), "max_dec": Decimal("12345678.91"),
+     "min_w": T0 + S3, "max_w": T0 + S3},
     {"sum_big": 2 * BIG, "sum_dec": Decimal("12345678.92"), "mean_dec": 6172839.46,
      "min_s": "pear", "max_s": "pear", "first_s": "pear", "last_s": "pear",
      "collect_s": ["pear"], "count": 2, "count_s": 1, "min_b": True, "max_b": True,
      "min_d": dt.date(2023, 12, 31), "max_d": dt.date(2024, 3, 1),
-     "max_x": NAN, "min_x": 1.0, "sum_x": NAN},
+     "max_x": NAN, "min_x": 1.0, "sum_x": NAN, "sum_i": 2 * INT_MAX,
+     "min_dec": Decimal("0.01"), "max_dec": Decimal("12345678.91"),
+     "min_w": T0 + S3, "max_w": T0 + S3},
     {"sum_big": 3 * BIG, "sum_dec": Decimal("12345678.92"), "mean_dec": 6172839.46,
      "min_s": "apple", "max_s": "pear", "first_s": "pear", "last_s": "apple",
      "collect_s": ["pear", "apple"], "count": 3, "count_s": 2, "min_b": False,
      "max_b": True, "min_d": dt.date(2023, 12, 31), "max_d": dt.date(2024, 3, 1),
-     "max_x": NAN, "min_x": 1.0, "sum_x": NAN},
+     "max_x": NAN, "min_x": 1.0, "sum_x": NAN, "sum_i": 2 * INT_MAX,
+     "min_dec": Decimal("0.01"), "max_dec": Decimal("12345678.91"),
+     "min_w": T0 + S1, "max_w": T0 + S3},
     {"sum_big": 3 * BIG + 1, "sum_dec": Decimal("12345679.02"), "mean_dec": 4115226.34,
      "min_s": "apple", "max_s": "pear", "first_s": "pear", "last_s": "fig",
      "collect_s": ["pear", "apple", "fig"], "count": 4, "count_s": 3, "min_b": False,
      "max_b": True, "min_d": dt.date(2023, 12, 31), "max_d": dt.date(2024, 3, 1),
-     "max_x": NAN, "min_x": 1.0, "sum_x": NAN},
+     "max_x": NAN, "min_x": 1.0, "sum_x": NAN, "sum_i": 2 * INT_MAX - 1,
+     "min_dec": Decimal("0.01"), "max_dec": Decimal("12345678.91"),
+     "min_w": T0 + S1, "max_w": T0 + S3},
 ]
 
 
@@ -312,10 +332,11 @@ def test_value_types(values_ev: ws.Events, window: ws.Rows | None) -> None:
     assert rows[3]["sum_big"] == 3 * 2**60 + 4 == 3_458_764_513_820_540_932
 
 
-def test_nan_values_leave_the_window(values_ev: ws.Events) -> None:
+@pytest.mark.parametrize("strategy", [None, "arrow-frames"], ids=["chosen", "arrow-frames"])
+def test_nan_values_leave_the_window(values_ev: ws.Events, strategy: Any) -> None:
     aggs = (ws.max("x"), ws.min("x"), ws.sum("x"), ws.mean("x"))
-    pairs = values_ev.window(ws.Rows(-1, 0)).agg(*aggs)
-    alone = values_ev.window(ws.Rows(0, 0)).agg(*aggs)
+    pairs = run(values_ev, ws.Rows(-1, 0), aggs, strategy=strategy)
+    alone = run(values_ev, ws.Rows(0, 0), aggs, strategy=strategy)
     assert_rows([r.asDict() for r in sorted_rows(pairs, "time")], [
         {"time": 2, "max_x": NAN, "min_x": 1.0, "sum_x": NAN, "mean_x": NAN},
         {"time": 3, "max_x": NAN, "min_x": 3.0, "sum_x": NAN, "mean_x": NAN},
@@ -324,6 +345,57 @@ def test_nan_values_leave_the_window(values_ev: ws.Events) -> None:
     nan_row = alone.filter(F.col("time") == 2).collect()
     assert_rows([r.asDict() for r in nan_row],
                 [{"max_x": NAN, "min_x": NAN, "sum_x": NAN, "mean_x": NAN}])
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "arrow-frames sums decimals as int64 unscaled values (kernels/window_agg.frame_sum, "
+    "prefix differences that wrap modulo 2^64): a decimal(18,0) window sum beyond 2^63 "
+    "wraps to -8546744073709551616 instead of the exact 9900000000000000000 that the "
+    "decimal(28,0) output type holds (and the native strategy returns)"))
+def test_decimal_sum_beyond_int64_is_exact(spark: SparkSession) -> None:
+    big = Decimal("900000000000000000")  # 9e17: 11 of them exceed 2^63 ~ 9.22e18
+    df = spark.createDataFrame([("k", t, big) for t in range(11)],
+                               "k string, t long, v decimal(18,0)")
+    ev = ws.events(df, time="t", key="k")
+    native = run(ev, None, [ws.sum("v")], strategy="native-running")
+    frames = ev.window(ws.Rows(-10, 0, partial=True)).agg(ws.sum("v"))
+    assert frames.schema["sum_v"].dataType == T.DecimalType(28, 0)
+    expected = [Decimal(900000000000000000 * (t + 1)) for t in range(11)]
+    assert [r.sum_v for r in sorted_rows(native, "time")] == expected
+    assert [r.sum_v for r in sorted_rows(frames, "time")] == expected
+
+
+@pytest.mark.xfail(strict=True, raises=PythonException, reason=(
+    "arrow-frames reads decimal values as int64 unscaled integers "
+    "(engine/arrow_codec.decimal_unscaled): a decimal(20,2) value 99999999999999999.99 "
+    "fails inside the Python worker with ValueError 'wisp: decimal values beyond 18 "
+    "digits are not supported here' (not a WispError, not raised at agg()); the native "
+    "strategy computes the same sums exactly"))
+def test_decimal_values_beyond_18_digits(spark: SparkSession) -> None:
+    df = spark.createDataFrame([("k", 1, Decimal("99999999999999999.99")),
+                                ("k", 2, Decimal("1.00"))], "k string, t long, v decimal(20,2)")
+    out = ws.events(df, time="t", key="k").window(ws.Rows(-1, 0, partial=True)).agg(
+        ws.sum("v"), ws.max("v"))
+    assert [(r.sum_v, r.max_v) for r in sorted_rows(out, "time")] == [
+        (Decimal("99999999999999999.99"), Decimal("99999999999999999.99")),
+        (Decimal("100000000000000000.99"), Decimal("99999999999999999.99")),
+    ]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "long sum overflow: with spark.sql.ansi.enabled=true (Spark 4's default) the "
+    "native strategy fails with ARITHMETIC_OVERFLOW, but arrow-frames silently wraps "
+    "(3 * 2^62 gives -4611686018427387904, a negative sum of positive values)"))
+def test_long_sum_overflow_is_not_silent(spark: SparkSession) -> None:
+    assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+    df = spark.createDataFrame([("k", t, 2**62) for t in range(3)],
+                               "k string, t long, v long")
+    ev = ws.events(df, time="t", key="k")
+    with pytest.raises(Exception, match="ARITHMETIC_OVERFLOW"):
+        run(ev, None, [ws.sum("v")], strategy="native-running").collect()
+    frames = ev.window(ws.Rows(-2, 0, partial=True)).agg(ws.sum("v"))
+    with pytest.raises(Exception, match=r"(?i)overflow"):
+        frames.collect()
 
 
 # ----------------------------------------------------------------------------- keys

@@ -1,0 +1,235 @@
+"""Calendar tick arithmetic in a time zone, pure Python (standard library only).
+
+Instants are integer microseconds since 1970-01-01T00:00:00Z. A calendar tick is an
+instant at which the local wall clock of `tz` reaches a boundary:
+
+- `hourly`: every local time HH:00 (both instants when the clock shows it twice, as in
+  the hour repeated when daylight saving time ends: a 25-hour day has 25 hourly ticks);
+- `daily`, `weekly` (Monday), `monthly` (the 1st), `yearly` (January 1st): the first
+  instant of each local day, week, month or year (normally local midnight; a day whose
+  midnight is skipped by a clock change starts at the change). Across a DST change a
+  daily period therefore lasts 23 or 25 hours;
+- `cron(expr)`: every local time (seconds 0) matching the five fields minute, hour,
+  day of month, month, day of week (0 and 7 = Sunday; when both day fields are
+  restricted, a day matches either, as in cron), at both instants when the clock shows
+  it twice.
+
+A boundary skipped by a clock jump forward ticks once, at the instant of the jump.
+Periods are `(previous tick, tick]`. Supported local years: 2..9998.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import zoneinfo
+from collections.abc import Iterator
+
+from ..errors import bad_value
+from .windows import CalendarTick, check_cron
+
+EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+MICRO = _dt.timedelta(microseconds=1)
+CHUNK = 1 << 45  # about 407 days of microseconds: ticks are computed and cached per chunk
+_MARGIN = _dt.timedelta(days=2)  # more than any UTC offset change
+_SEARCH_CHUNKS = 12  # about 13 years: the longest gap between ticks of a valid expression
+_MIN_US = -62_104_060_800_000_000  # 0002-01-01
+_MAX_US = 253_370_764_800_000_000  # 9998-12-31
+
+
+def to_local(us: int, tz: str) -> _dt.datetime:
+    """The local wall-clock time (naive) of instant `us` in `tz`."""
+    return (EPOCH + _dt.timedelta(microseconds=us)).astimezone(_zone(tz)).replace(tzinfo=None)
+
+
+def to_micros(moment: _dt.datetime) -> int:
+    """An aware datetime as microseconds since the epoch."""
+    return (moment - EPOCH) // MICRO
+
+
+@functools.lru_cache(maxsize=64)
+def _zone(tz: str) -> zoneinfo.ZoneInfo:
+    return zoneinfo.ZoneInfo(tz)
+
+
+def _offset(us: int, tz: str) -> _dt.timedelta | None:
+    return (EPOCH + _dt.timedelta(microseconds=us)).astimezone(_zone(tz)).utcoffset()
+
+
+def _jump(before: int, after: int, tz: str) -> int:
+    """The first instant in `(before, after]` with the UTC offset in force at `after`."""
+    target = _offset(after, tz)
+    while after - before > 1:
+        middle = (before + after) // 2
+        if _offset(middle, tz) == target:
+            after = middle
+        else:
+            before = middle
+    return after
+
+
+def resolve(local: _dt.datetime, tz: str, repeats: bool) -> list[int]:
+    """The instants at which the wall clock of `tz` shows `local`: one normally; two
+    when the clock shows it twice (only the first unless `repeats`); for a time skipped
+    by a jump forward, the instant of the jump."""
+    zone = _zone(tz)
+    first = to_micros(local.replace(tzinfo=zone, fold=0))
+    second = to_micros(local.replace(tzinfo=zone, fold=1))
+    if first == second:
+        return [first]
+    if first < second:  # shown twice: the clock went back
+        return [first, second] if repeats else [first]
+    return [_jump(second, first, tz)]  # skipped: the clock jumped forward over it
+
+
+# ------------------------------------------------------------------ boundaries
+
+
+def _cron_values(text: str, low: int, high: int) -> frozenset[int]:
+    values: set[int] = set()
+    for part in text.split(","):
+        base, slash, step = part.partition("/")
+        if base == "*":
+            first, last = low, high
+        elif "-" in base:
+            a, b = base.split("-")
+            first, last = int(a), int(b)
+        else:
+            first = int(base)
+            last = high if slash else first
+        values.update(range(first, last + 1, int(step) if slash else 1))
+    return frozenset(values)
+
+
+@functools.lru_cache(maxsize=256)
+def cron_fields(expr: str) -> tuple[frozenset[int], ...]:
+    """(minutes, hours, days of month, months, days of week (0 = Sunday), and two flags
+    as sets {1}/{}: whether day of month and day of week are restricted)."""
+    check_cron(expr)
+    minute, hour, dom, month, dow = expr.split()
+    days_of_week = {d % 7 for d in _cron_values(dow, 0, 7)}
+    return (_cron_values(minute, 0, 59), _cron_values(hour, 0, 23),
+            _cron_values(dom, 1, 31), _cron_values(month, 1, 12), frozenset(days_of_week),
+            frozenset({1}) if not dom.startswith("*") else frozenset(),
+            frozenset({1}) if not dow.startswith("*") else frozenset())
+
+
+def _cron_day(day: _dt.date, fields: tuple[frozenset[int], ...]) -> bool:
+    _, _, doms, months, dows, dom_restricted, dow_restricted = fields
+    if day.month not in months:
+        return False
+    dom_ok = day.day in doms
+    dow_ok = (day.isoweekday() % 7) in dows
+    if dom_restricted and dow_restricted:
+        return dom_ok or dow_ok
+    return dom_ok and dow_ok
+
+
+def check_cron_matches(expr: str) -> None:
+    """Refuse a cron expression that matches no day at all (e.g. February 31st)."""
+    fields = cron_fields(expr)
+    leap = _dt.date(2024, 1, 1)
+    if not any(_cron_day(leap + _dt.timedelta(days=d), fields) for d in range(366 + 365)):
+        raise bad_value("expr", "a cron expression that matches some day", expr)
+
+
+def _boundaries(tick: CalendarTick, start: _dt.datetime, stop: _dt.datetime
+                ) -> Iterator[_dt.datetime]:
+    """Local boundary times of `tick` from (about) `start` to past `stop`, ascending."""
+    unit = tick.unit
+    if unit == "hourly":
+        moment = start.replace(minute=0, second=0, microsecond=0)
+        while moment <= stop:
+            yield moment
+            moment += _dt.timedelta(hours=1)
+        yield moment
+        return
+    if unit == "cron":
+        assert tick.expr is not None
+        fields = cron_fields(tick.expr)
+        minutes, hours = sorted(fields[0]), sorted(fields[1])
+        day = start.date()
+        while True:
+            if _cron_day(day, fields):
+                for h in hours:
+                    for m in minutes:
+                        yield _dt.datetime(day.year, day.month, day.day, h, m)
+            if _dt.datetime(day.year, day.month, day.day) > stop:
+                return
+            day += _dt.timedelta(days=1)
+    day = start.date()
+    if unit == "weekly":
+        day -= _dt.timedelta(days=day.weekday())
+    elif unit == "monthly":
+        day = day.replace(day=1)
+    elif unit == "yearly":
+        day = day.replace(month=1, day=1)
+    while True:
+        moment = _dt.datetime(day.year, day.month, day.day)
+        yield moment
+        if moment > stop:
+            return
+        if unit == "daily":
+            day += _dt.timedelta(days=1)
+        elif unit == "weekly":
+            day += _dt.timedelta(days=7)
+        elif unit == "monthly":
+            day = _dt.date(day.year + day.month // 12, day.month % 12 + 1, 1)
+        else:
+            day = _dt.date(day.year + 1, 1, 1)
+
+
+def _check_range(us: int) -> None:
+    if not _MIN_US <= us <= _MAX_US:
+        raise ValueError(f"wisp: calendar ticks cover the years 0002..9998; found an instant "
+                         f"{us} µs from the epoch outside them")
+
+
+@functools.lru_cache(maxsize=4096)
+def chunk_ticks(tick: CalendarTick, chunk: int) -> tuple[int, ...]:
+    """The ticks in `[chunk * CHUNK, (chunk + 1) * CHUNK)`, ascending, without repeats."""
+    lo, hi = chunk * CHUNK, (chunk + 1) * CHUNK
+    _check_range(lo)
+    _check_range(hi)
+    start = to_local(lo, tick.tz) - _MARGIN
+    stop = to_local(hi, tick.tz) + _MARGIN
+    repeats = tick.unit in ("hourly", "cron")
+    found: set[int] = set()
+    for local in _boundaries(tick, start, stop):
+        for instant in resolve(local, tick.tz, repeats):
+            if lo <= instant < hi:
+                found.add(instant)
+    return tuple(sorted(found))
+
+
+def ticks_in(tick: CalendarTick, lo: int, hi: int) -> list[int]:
+    """Every tick `u` with `lo <= u <= hi`, ascending."""
+    result: list[int] = []
+    for chunk in range(lo // CHUNK, hi // CHUNK + 1):
+        result.extend(u for u in chunk_ticks(tick, chunk) if lo <= u <= hi)
+    return result
+
+
+def next_tick(tick: CalendarTick, after: int) -> int:
+    """The first tick strictly after instant `after`."""
+    first = after // CHUNK
+    for chunk in range(first, first + _SEARCH_CHUNKS):
+        for u in chunk_ticks(tick, chunk):
+            if u > after:
+                return u
+    raise bad_value("tick", "a calendar tick that ticks at least every 13 years", tick)
+
+
+def prev_tick(tick: CalendarTick, before: int) -> int:
+    """The last tick strictly before instant `before`."""
+    first = before // CHUNK
+    for chunk in range(first, first - _SEARCH_CHUNKS, -1):
+        for u in reversed(chunk_ticks(tick, chunk)):
+            if u < before:
+                return u
+    raise bad_value("tick", "a calendar tick that ticks at least every 13 years", tick)
+
+
+def closing_tick(tick: CalendarTick, instant: int) -> int:
+    """The tick that closes the period `(previous tick, tick]` holding `instant`."""
+    return next_tick(tick, instant - 1)

@@ -1,0 +1,290 @@
+"""Timeline pictures of events and windows (PNG or SVG), drawn with matplotlib.
+
+One lane per key. In each lane the events are marks on the lane's first row (interval
+events are bars over `[time, end)`), and below them each output row of the query is a
+box from its `window_start` to its `window_end` with a mark at its output `time` (and
+its first aggregation's value when few outputs are drawn). The picture uses only the
+output columns every window kind has (API §4), so it works for every kind unchanged.
+
+Large inputs are cut inside Spark before anything reaches the driver: the first
+`max_keys` keys in key order, and the time slice holding the first `max_events` of
+their events; the title says what was left out. Windows are computed over all events
+(a window near the slice's start still sees earlier events).
+
+matplotlib is imported lazily (the `plot` extra): without it, plotting raises a
+`WispError` that says how to install it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from .engine.columns import col
+from .errors import WispError, bad_value
+from .events import Events
+from .spec.aggregates import Aggregation, count
+from .spec.windows import Window
+
+PICTURE_FORMATS = {".png": "png", ".svg": "svg"}
+DPI = 100
+DEFAULT_WIDTH = 1000
+ROW_PX = 22
+LABELLED_OUTPUTS = 40  # write each output's value next to it up to this many outputs
+OWN_ROWS = 24  # up to this many outputs per lane get a row each; more are packed
+EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+
+
+def picture_format(out: str) -> str:
+    """"png" or "svg", from the file name's extension."""
+    suffix = Path(out).suffix.lower()
+    if suffix not in PICTURE_FORMATS:
+        raise bad_value("out", "a file name ending in .png or .svg", out)
+    return PICTURE_FORMATS[suffix]
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+        import matplotlib.dates
+        import matplotlib.figure
+        import matplotlib.lines
+        import matplotlib.patches
+    except ImportError:
+        raise WispError("plotting needs matplotlib: pip install 'wisp[plot]' "
+                        "(or pip install matplotlib)") from None
+    return matplotlib
+
+
+# ------------------------------------------------------------ sampling in Spark
+
+
+def plot_number(column: Column, kind: str) -> Column:
+    """A time as a number to draw: microseconds for time kinds, else the value."""
+    if kind in ("timestamp", "timestamp_ntz", "date"):
+        return F.unix_micros(column.cast("timestamp"))
+    return column.cast("double")
+
+
+@dataclass
+class Sample:
+    """What is drawn: lanes (key labels), events and outputs, and what was left out."""
+
+    lanes: list[str]
+    events: list[tuple[int, float, float | None, bool]]  # lane, time, end, has end
+    outputs: list[tuple[int, float | None, float | None, float, Any]]
+    note: str
+
+
+def _label(values: Sequence[Any]) -> str:
+    return ", ".join("null" if v is None else str(v) for v in values) or "all events"
+
+
+def _key_condition(keys: Sequence[str], chosen: Sequence[Sequence[Any]]) -> Column:
+    if not keys:
+        return F.lit(True)
+    return reduce(lambda a, b: a | b, [
+        reduce(lambda a, b: a & b, [col(k).eqNullSafe(F.lit(v)) for k, v in zip(
+            keys, values, strict=True)]) for values in chosen])
+
+
+def sample(ev: Events, result: DataFrame, max_keys: int, max_events: int) -> Sample:
+    """Choose keys and a time slice inside Spark; bring only what is drawn."""
+    keys = list(ev.key)
+    kind = ev.time.kind
+    notes: list[str] = []
+    chosen: list[tuple[Any, ...]] = [()]
+    if keys:
+        distinct = ev.df.select(*[col(k) for k in keys]).distinct()
+        chosen = [tuple(r) for r in distinct.orderBy(
+            *[col(k).asc_nulls_first() for k in keys]).limit(max_keys).collect()]
+        total_keys = distinct.count()
+        if total_keys > len(chosen):
+            notes.append(f"first {len(chosen)} of {total_keys:,} keys")
+    lane_of = {repr(values): i for i, values in enumerate(chosen)}
+    condition = _key_condition(keys, chosen)
+    t = plot_number(col(ev.time.name), kind)
+    end = plot_number(col(ev.end), kind) if ev.end else F.lit(None).cast("double")
+    events = ev.df.filter(condition & col(ev.time.name).isNotNull())
+    shown = events.select(*[col(k) for k in keys], t.alias("t"), end.alias("e")) \
+        .orderBy("t", *[col(k).asc_nulls_first() for k in keys]).limit(max_events).collect()
+    total_events = events.count()
+    drawn_events = [(lane_of[repr(tuple(r[:len(keys)]))], float(r["t"]),
+                     None if r["e"] is None else float(r["e"]), ev.end is not None)
+                    for r in shown]
+    cut = total_events > len(shown)
+    if cut:
+        notes.append(f"first {len(shown)} of {total_events:,} events in time")
+    outputs: list[tuple[int, float | None, float | None, float, Any]] = []
+    if shown:
+        lo, hi = min(e[1] for e in drawn_events), max(e[1] for e in drawn_events)
+        value = result.columns[len(keys) + 3]
+        out_t = plot_number(F.col("time"), kind)
+        rows_df = result.filter(condition).select(
+            *[col(k) for k in keys], plot_number(F.col("window_start"), kind).alias("ws"),
+            plot_number(F.col("window_end"), kind).alias("we"), out_t.alias("t"),
+            col(value).alias("v")).filter(F.col("t") >= lo)
+        if cut:  # the slice's outputs; uncut, also those after the last event (at ticks,
+            rows_df = rows_df.filter(F.col("t") <= hi)  # window ends, time triggers)
+        rows = rows_df.orderBy("t", *[col(k) for k in keys]).limit(4 * max_events).collect()
+        outputs = [(lane_of[repr(tuple(r[:len(keys)]))], _float(r["ws"]), _float(r["we"]),
+                    float(r["t"]), r["v"]) for r in rows]
+        if len(rows) == 4 * max_events:
+            notes.append(f"first {len(rows)} outputs")
+    return Sample([_label(v) for v in chosen], drawn_events, outputs, "; ".join(notes))
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+# ---------------------------------------------------------------------- drawing
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        text = "[" + ", ".join(_text(v) for v in value) + "]"
+        return text if len(text) <= 32 else text[:29] + "...]"
+    return "null" if value is None else str(value)
+
+
+def _levels(outputs: list[tuple[int, float | None, float | None, float, Any]],
+            right: float) -> list[int]:
+    """A row per output when few, else greedy packing of non-overlapping boxes."""
+    if len(outputs) <= OWN_ROWS:
+        return list(range(len(outputs)))
+    ends: list[float] = []
+    levels = []
+    for _, start, stop, t, _ in outputs:
+        lo = t if start is None else min(start, t)
+        hi = right if stop is None else max(stop, t)
+        level = next((i for i, e in enumerate(ends) if e < lo), len(ends))
+        if level == len(ends):
+            ends.append(hi)
+        else:
+            ends[level] = hi
+        levels.append(level)
+    return levels
+
+
+def draw(sample: Sample, title: str, out: str, fmt: str, *, time_axis: bool,
+         width: int | None, height: int | None) -> None:
+    mpl = _matplotlib()
+    dates = mpl.dates
+
+    def x(v: float) -> float:  # microseconds -> matplotlib date numbers
+        if not time_axis:
+            return v
+        return float(dates.date2num(EPOCH + _dt.timedelta(microseconds=int(v))))
+
+    points = [e[1] for e in sample.events] + [e[2] for e in sample.events if e[2] is not None]
+    points += [v for o in sample.outputs for v in (o[1], o[2], o[3]) if v is not None]
+    lo, hi = (min(points), max(points)) if points else (0.0, 1.0)
+    pad = (hi - lo) * 0.05 or 1.0
+    left, right = x(lo - pad), x(hi + pad)
+
+    lane_rows: list[list[int]] = []
+    for lane in range(len(sample.lanes)):
+        mine = [o for o in sample.outputs if o[0] == lane]
+        lane_rows.append(_levels(mine, hi + pad))
+    offsets, y = [], 0.0
+    for rows in lane_rows:
+        offsets.append(y)
+        y += 2 + (max(rows) + 1 if rows else 0)
+    total_rows = max(y, 1.0)
+    w = width or DEFAULT_WIDTH
+    h = height or int(min(4000, max(240, 150 + ROW_PX * total_rows)))
+    fig = mpl.figure.Figure(figsize=(w / DPI, h / DPI), dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    min_width = (right - left) * 0.004
+    for lane, rows in enumerate(lane_rows):
+        base = offsets[lane]
+        color = colors[lane % len(colors)]
+        if lane:
+            ax.axhline(base - 0.5, color="#cccccc", linewidth=0.8)
+        for lane_of, t, end, interval in sample.events:
+            if lane_of != lane:
+                continue
+            if interval:
+                bar_end = right if end is None else x(end)
+                ax.broken_barh([(x(t), max(bar_end - x(t), min_width))], (base - 0.25, 0.5),
+                               facecolors=color, alpha=0.8)
+            else:
+                ax.plot([x(t)], [base], "o", color=color, markersize=5)
+        mine = [o for o in sample.outputs if o[0] == lane]
+        label = len(sample.outputs) <= LABELLED_OUTPUTS
+        for (_, start, stop, when, value), level in zip(mine, rows, strict=True):
+            yy = base + 1 + level
+            if start is not None:
+                end_x = right if stop is None else x(stop)
+                ax.add_patch(mpl.patches.Rectangle(
+                    (x(start), yy - 0.3), max(end_x - x(start), min_width), 0.6,
+                    facecolor=color, alpha=0.18, edgecolor=color, linewidth=1))
+            ax.plot([x(when)], [yy], "D", color="black", markersize=4)
+            if label:
+                ax.annotate(_text(value), (x(when), yy), xytext=(5, 0),
+                            textcoords="offset points", va="center", fontsize=7)
+    ax.set_yticks(offsets, sample.lanes)
+    ax.set_ylim(total_rows - 0.5, -1)
+    ax.set_xlim(left, right)
+    if time_axis:
+        locator = dates.AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
+    ax.grid(axis="x", color="#eeeeee")
+    intervals = any(e[3] for e in sample.events)
+    event_handle = (mpl.patches.Patch(facecolor=colors[0], alpha=0.8, label="event [time, end)")
+                    if intervals else
+                    mpl.lines.Line2D([], [], marker="o", linestyle="", color=colors[0],
+                                     label="event"))
+    handles = [
+        event_handle,
+        mpl.patches.Patch(facecolor=colors[0], alpha=0.18, edgecolor=colors[0],
+                          label="window [window_start, window_end]"),
+        mpl.lines.Line2D([], [], marker="D", linestyle="", color="black",
+                         label="output at its time"),
+    ]
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
+              fontsize=8, frameon=False)
+    fig.suptitle(title + (f"\n({sample.note})" if sample.note else ""), fontsize=9)
+    fig.savefig(out, format=fmt, dpi=DPI)
+
+
+def plot_events(ev: Events, window: Window | None = None, *aggregations: Aggregation,
+                out: str, width: int | None = None, height: int | None = None,
+                max_keys: int = 8, max_events: int = 60, title: str | None = None) -> str:
+    """Draw `ev` and `ev.window(window).agg(*aggregations)` (or the cumulative
+    aggregation when `window` is None; `count()` when no aggregation is given) on a
+    timeline, written to `out` (.png or .svg, `width` x `height` pixels). Returns `out`.
+
+    Only `max_keys` keys and a slice of at most `max_events` of their events are drawn,
+    chosen inside Spark; the title notes the cut."""
+    if not isinstance(ev, Events):
+        raise bad_value("ev", "wisp Events (wisp.events(df, ...))", type(ev).__name__)
+    fmt = picture_format(out)
+    for name, value in (("max_keys", max_keys), ("max_events", max_events)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad_value(name, "an integer >= 1", value)
+    for name, size in (("width", width), ("height", height)):
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int)
+                                 or not 100 <= size <= 10_000):
+            raise bad_value(name, "a number of pixels in 100..10000 or None", size)
+    _matplotlib()
+    aggs = aggregations or (count(),)
+    result = ev.agg(*aggs) if window is None else ev.window(window).agg(*aggs)
+    picked = sample(ev, result, max_keys, max_events)
+    what = "cumulative" if window is None else repr(window)
+    heading = title or f"{what}: {result.columns[len(ev.key) + 3]}"
+    draw(picked, heading, out, fmt, time_axis=ev.time.uses_time_units, width=width,
+         height=height)
+    return out

@@ -1,0 +1,476 @@
+"""Declarative queries: a YAML file -> event roles, a window spec and aggregations.
+
+The YAML is parsed with `yaml.safe_load` and validated against `SCHEMA` (plain Python:
+the allowed keys of each section and their types). An unknown or misspelled key is a
+`QueryError` naming the key's full path, with a "did you mean" hint.
+
+Windows are built generically from the spec classes of `wisp.spec`: `kind` names a
+window (`Rows`, `Range`, `Sliding`, ...), a policy (`Count`, `Time`, `Delta`,
+`Punctuation`), a calendar tick (`hourly` ... `yearly`, `cron`) or `clock`, and the other
+keys are the constructor's arguments (checked against its signature). A nested mapping
+with a `kind` is built the same way, so `{kind: Sliding, evict: {kind: Count, n: 4}}`
+and `{kind: Since, tick: {kind: daily, tz: Europe/Berlin}}` need no code of their own.
+A mapping `{col: name}` or `{expr: "SQL"}` is a Spark column (for boolean ticks and
+dynamic bounds). `kind: cumulative`, or no `window`, is the cumulative aggregation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import itertools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pyspark.sql import DataFrame, DataFrameReader, Observation, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from .errors import WispInputError, bad_value, did_you_mean
+from .events import Events
+from .spec import aggregates, policies, windows
+from .spec.aggregates import Aggregation
+
+FORMATS_IN = ("parquet", "csv", "json")
+FORMATS_OUT = ("parquet", "csv")
+MALFORMED = ("error", "drop")
+EXTENSIONS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json",
+              ".jsonl": "json", ".ndjson": "json"}
+OWNED_OPTIONS = ("mode", "columnNameOfCorruptRecord", "inferSchema", "header")
+
+
+class QueryError(WispInputError):
+    """A query file that cannot be read or does not follow the schema."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+NOTHING = _Missing()
+
+
+def qerr(param: str, expected: str, found: object, *, hint: str = "") -> QueryError:
+    """`errors.bad_value` as a QueryError."""
+    return QueryError(bad_value(param, expected, found, hint=hint).args[0])
+
+
+# --------------------------------------------------------------------------- schema
+
+Scalar = (str, int, float, bool)
+SCHEMA: dict[str, dict[str, tuple[type, ...]]] = {
+    "query": {"events": (dict,), "window": (str, dict), "aggregations": (list,),
+              "input": (dict,), "output": (dict,)},
+    "events": {"time": (str,), "end": (str,), "key": (str, list), "order": (str,),
+               "on_null_time": (str,), "edge": (str,), "id": (str,)},
+    "input": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),
+              "options": (dict,), "on_malformed": (str,)},
+    "output": {"path": (str,), "format": (str,)},
+    "aggregation": {"fn": (str,), "col": (str,), "as": (str,)},
+}
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "query": ("events", "aggregations"), "events": ("time",), "aggregation": ("fn",)}
+TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+              dict: "a mapping", list: "a list"}
+
+
+def check_section(raw: object, section: str, path: str) -> dict[str, Any]:
+    """`raw` as a mapping whose keys and value types follow `SCHEMA[section]`."""
+    allowed = SCHEMA[section]
+    if not isinstance(raw, dict):
+        raise qerr(path or "query", "a mapping", raw)
+    for key, value in raw.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in allowed:
+            hint = did_you_mean(str(key), allowed).strip(" ()")
+            raise unknown_key(where, section, allowed, key, hint)
+        types = allowed[key]
+        if value is None or (isinstance(value, bool) and bool not in types) or \
+                not isinstance(value, types):
+            expected = " or ".join(TYPE_NAMES[t] for t in types)
+            raise qerr(where, expected, value)
+    for key in REQUIRED.get(section, ()):
+        if key not in raw:
+            where = f"{path}.{key}" if path else key
+            raise qerr(where, "given", NOTHING)
+    return raw
+
+
+def unknown_key(where: str, section: str, allowed: Mapping[str, Any], key: object,
+                hint: str) -> QueryError:
+    known = ", ".join(allowed)
+    return qerr(where, f"a known key of {section} (known: {known})", key, hint=hint)
+
+
+def choice(value: object, where: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        hint = did_you_mean(value, choices).strip(" ()") if isinstance(value, str) else ""
+        raise qerr(where, f"one of {', '.join(choices)}", value, hint=hint)
+    assert isinstance(value, str)
+    return value
+
+
+# ------------------------------------------------------------------- window kinds
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A constructor that `kind:` may name: its display name and its parameters."""
+
+    name: str
+    build: Callable[..., Any]
+    params: tuple[str, ...]
+    required: tuple[str, ...]
+
+
+def _kind(name: str, build: Callable[..., Any]) -> Kind:
+    if dataclasses.is_dataclass(build):
+        fields = [f for f in dataclasses.fields(build) if f.init]
+        required = tuple(f.name for f in fields if f.default is dataclasses.MISSING
+                         and f.default_factory is dataclasses.MISSING)
+        return Kind(name, build, tuple(f.name for f in fields), required)
+    parameters = inspect.signature(build).parameters.values()
+    return Kind(name, build, tuple(p.name for p in parameters),
+                tuple(p.name for p in parameters if p.default is inspect.Parameter.empty))
+
+
+def kinds() -> dict[str, Kind]:
+    """Every `kind:` a query may name, by lower-case name. Discovered from the spec
+    modules, so a new window class in `spec/windows.py` is available at once."""
+    found: dict[str, Kind] = {}
+    for name, obj in vars(windows).items():
+        if isinstance(obj, type) and issubclass(obj, windows.Window) and \
+                obj is not windows.Window and dataclasses.is_dataclass(obj):
+            found[name.lower()] = _kind(name, obj)
+    for name in ("Count", "Time", "Delta", "Punctuation"):
+        found[name.lower()] = _kind(name, getattr(policies, name))
+    for name in ("hourly", "daily", "weekly", "monthly", "yearly", "cron", "clock"):
+        found[name] = _kind(name, getattr(windows, name))
+    return found
+
+
+CUMULATIVE = "cumulative"
+
+
+def build_spec(raw: object, where: str, columns: bool) -> Any:
+    """A value of a window argument: a nested spec (mapping with `kind`), a column
+    (`{col: ...}` / `{expr: ...}`), a list of values, or the plain YAML value."""
+    if isinstance(raw, list):
+        return [build_spec(item, f"{where}[{i}]", columns) for i, item in enumerate(raw)]
+    if not isinstance(raw, dict):
+        return raw
+    if "kind" in raw:
+        return build_kind(raw, where, columns)
+    if set(raw) in ({"col"}, {"expr"}):
+        return column(raw, where, columns)
+    raise qerr(where, "a value, a mapping with `kind` (a window, policy or tick), "
+               "{col: name} or {expr: SQL}", raw)
+
+
+def column(raw: dict[str, Any], where: str, columns: bool) -> Any:
+    """A Spark column, or (before Spark runs) a placeholder naming it."""
+    (key, text), = raw.items()
+    if not isinstance(text, str) or not text:
+        raise qerr(f"{where}.{key}", "a non-empty string", text)
+    if not columns:
+        return f"<{key} {text}>"
+    from pyspark.sql import functions as F
+
+    return F.col(text) if key == "col" else F.expr(text)
+
+
+def build_kind(raw: Mapping[str, Any], where: str, columns: bool) -> Any:
+    """Construct the spec named by `raw["kind"]` from the other keys of `raw`."""
+    name = raw["kind"]
+    table = kinds()
+    if not isinstance(name, str) or name.lower() not in table:
+        names = [k.name for k in table.values() if where != "window" or
+                 (isinstance(k.build, type) and issubclass(k.build, windows.Window))]
+        hint = did_you_mean(name, names).strip(" ()") if isinstance(name, str) else ""
+        expected = f"one of {', '.join(names)}"
+        if where == "window":
+            expected += f" or {CUMULATIVE}"
+        raise qerr(f"{where}.kind", expected, name, hint=hint)
+    kind = table[name.lower()]
+    arguments: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "kind":
+            continue
+        if key not in kind.params:
+            hint = did_you_mean(str(key), kind.params).strip(" ()")
+            allowed = dict.fromkeys(("kind", *kind.params))
+            raise unknown_key(f"{where}.{key}", kind.name, allowed, key, hint)
+        arguments[key] = build_spec(value, f"{where}.{key}", columns)
+    for key in kind.required:
+        if key not in arguments:
+            raise qerr(f"{where}.{key}", f"given for {kind.name}", NOTHING)
+    try:
+        return kind.build(**arguments)
+    except WispInputError as error:
+        # The spec names its own parameter; prefix the path to it in the query.
+        raise QueryError(re.sub(r"^`([^`]+)`", lambda m: f"`{where}.{m.group(1)}`",
+                                str(error), count=1)) from None
+    except (TypeError, ValueError, ArithmeticError) as error:
+        raise qerr(where, f"valid arguments for {kind.name}", dict(raw),
+                   hint=str(error)) from None
+
+
+def build_window(raw: object, columns: bool = True) -> windows.Window | None:
+    """The window of a query's `window:` value (None for the cumulative aggregation)."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        if raw.lower() == CUMULATIVE:
+            return None
+        raw = {"kind": raw}
+    if not isinstance(raw, dict) or "kind" not in raw:
+        raise qerr("window.kind", "given (a window kind such as Rows, Range, Sliding, "
+                   f"or {CUMULATIVE})", NOTHING)
+    if isinstance(raw["kind"], str) and raw["kind"].lower() == CUMULATIVE:
+        if len(raw) > 1:
+            extra = next(k for k in raw if k != "kind")
+            raise unknown_key(f"window.{extra}", CUMULATIVE, {"kind": None}, extra, "")
+        return None
+    window = build_kind(raw, "window", columns)
+    if not isinstance(window, windows.Window):
+        raise qerr("window.kind", "a window kind (a policy or tick goes inside a window, "
+                   "e.g. {kind: Sliding, evict: ...})", raw["kind"])
+    return window
+
+
+# ------------------------------------------------------------------- aggregations
+
+AGG_FNS = ("count", "sum", "mean", "min", "max", "first", "last", "stddev", "variance",
+           "collect", "time_weighted_mean")
+_CALL = re.compile(r"^\s*([A-Za-z_]+)\s*\(\s*([^()]*?)\s*\)\s*$")
+
+
+def build_aggregation(raw: object, where: str) -> Aggregation:
+    """`count`, `mean(temperature)` or `{fn: mean, col: temperature, as: avg}`."""
+    if isinstance(raw, str):
+        match = _CALL.match(raw)
+        fn, col = (match.group(1), match.group(2) or None) if match else (raw.strip(), None)
+        return make_aggregation(fn, col, None, where)
+    section = check_section(raw, "aggregation", where)
+    return make_aggregation(section["fn"], section.get("col"), section.get("as"), where)
+
+
+def make_aggregation(fn: str, col: str | None, alias: str | None, where: str) -> Aggregation:
+    if fn == "udaf":
+        raise qerr(f"{where}.fn", "a built-in aggregation (a udaf needs Python: use the "
+                   "Python API)", fn)
+    choice(fn, f"{where}.fn", AGG_FNS)
+    if fn != "count" and col is None:
+        raise qerr(f"{where}.col", f"a column name for {fn}", NOTHING)
+    try:
+        make: Callable[..., Aggregation] = getattr(aggregates, fn)
+        agg = make(col) if col is not None or fn != "count" else make()
+        return agg.alias(alias) if alias is not None else agg
+    except WispInputError as error:
+        raise QueryError(f"{where}: {error}") from None
+
+
+# ---------------------------------------------------------------------- the query
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    path: str | None
+    format: str | None
+    header: bool
+    schema: str | None
+    options: dict[str, str]
+    on_malformed: str
+
+
+@dataclass(frozen=True)
+class Query:
+    """A validated query: event roles, the raw window (built by `window()`),
+    aggregations, input and output settings."""
+
+    time: str
+    end: str | None
+    key: tuple[str, ...]
+    order: str | None
+    on_null_time: str
+    raw_window: Any
+    aggregations: tuple[Aggregation, ...]
+    input: InputSpec
+    output_path: str | None
+    output_format: str | None
+    edge: str | None = None
+    id: str | None = None
+
+    def window(self) -> windows.Window | None:
+        """The window spec, with Spark columns for `{col: ...}`/`{expr: ...}` values
+        (call it once a SparkSession exists)."""
+        return build_window(self.raw_window, columns=True)
+
+
+def parse_query(data: object) -> Query:
+    """Validate a parsed YAML document and build the query (no Spark needed)."""
+    top = check_section(data, "query", "")
+    events = check_section(top["events"], "events", "events")
+    key = events.get("key", [])
+    keys = (key,) if isinstance(key, str) else tuple(key)
+    if not all(isinstance(k, str) for k in keys):
+        raise qerr("events.key", "a column name or a list of names", key)
+    on_null_time = choice(events.get("on_null_time", "error"), "events.on_null_time",
+                          ("error", "drop"))
+    if ("edge" in events) != ("id" in events):
+        given, missing = ("edge", "id") if "edge" in events else ("id", "edge")
+        raise qerr(f"events.{missing}", f"given with events.{given} (edge rows need both)",
+                   NOTHING)
+    if "edge" in events:
+        for other in ("end", "order", "on_null_time"):
+            if other in events:
+                raise qerr(f"events.{other}", "left out for edge rows (events.edge: "
+                           "intervals come from start and end edges)", events[other])
+    raw_window = top.get("window")
+    build_window(raw_window, columns=False)  # validate now, before Spark starts
+    aggs_raw = top["aggregations"]
+    if not aggs_raw:
+        raise qerr("aggregations", "a non-empty list", aggs_raw)
+    aggs = tuple(build_aggregation(a, f"aggregations[{i}]") for i, a in enumerate(aggs_raw))
+    inp = check_section(top.get("input", {}), "input", "input")
+    fmt_in = inp.get("format")
+    if fmt_in is not None:
+        choice(fmt_in, "input.format", FORMATS_IN)
+    options = inp.get("options", {})
+    for name, value in options.items():
+        if name in OWNED_OPTIONS:
+            raise qerr(f"input.options.{name}", "left to wisp (use input.header, "
+                       "input.schema, input.on_malformed)", value)
+        if not isinstance(value, Scalar):
+            raise qerr(f"input.options.{name}", "a string, number or boolean", value)
+    out = check_section(top.get("output", {}), "output", "output")
+    if "format" in out:
+        choice(out["format"], "output.format", FORMATS_OUT)
+    return Query(
+        time=events["time"], end=events.get("end"), key=keys, order=events.get("order"),
+        on_null_time=on_null_time, raw_window=raw_window, aggregations=aggs,
+        input=InputSpec(inp.get("path"), fmt_in, inp.get("header", True), inp.get("schema"),
+                        {k: str(v).lower() if isinstance(v, bool) else str(v)
+                         for k, v in options.items()},
+                        choice(inp.get("on_malformed", "error"), "input.on_malformed",
+                               MALFORMED)),
+        output_path=out.get("path"), output_format=out.get("format"),
+        edge=events.get("edge"), id=events.get("id"))
+
+
+def load_query(path: str | Path) -> Query:
+    """Read, parse (yaml.safe_load) and validate a query file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise qerr("QUERY", "a readable YAML file", str(path),
+                   hint=error.strerror or "") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise QueryError(f"`QUERY` must be valid YAML, found an error in {path}: "
+                         f"{error}") from None
+    return parse_query(data)
+
+
+def input_format(query: Query, path: str) -> str:
+    """The input's format: `input.format`, else the path's extension."""
+    if query.input.format:
+        return query.input.format
+    suffix = Path(path.rstrip("/")).suffix.lower()
+    if suffix in EXTENSIONS:
+        return EXTENSIONS[suffix]
+    raise qerr("input.format", "given for a path without a known extension "
+               f"({', '.join(EXTENSIONS)})", path)
+
+
+# ---------------------------------------------------------------- reading input
+
+MALFORMED_COLUMN = "_wisp_malformed"
+
+
+def malformed_message(fmt: str) -> str:
+    return (f"WispError: `input` must be well-formed {fmt.upper()}, found a malformed row; "
+            "set input.on_malformed: drop to drop such rows on purpose (they are counted); "
+            "first malformed row: ")
+
+
+@dataclass
+class Input:
+    """The input as a DataFrame, with the row accounting of malformed rows (CSV and
+    JSON): `observation` gets `rows_read` and `rejected_malformed` once an action ran."""
+
+    df: DataFrame
+    format: str
+    observation: Observation | None
+
+
+def read_input(spark: SparkSession, query: Query, path: str) -> Input:
+    """Read `path` as the query says. CSV and JSON are read in PERMISSIVE mode with a
+    corrupt-record column, so that a malformed row (wrong number of fields, a value
+    that does not parse as its schema type, broken JSON) is never silently dropped:
+    with `on_malformed: error` (default) the query fails naming the row; with `drop`
+    the row is dropped and counted (`rejected_malformed`)."""
+    fmt = input_format(query, path)
+    spec = query.input
+    if fmt == "parquet":
+        reader = spark.read.options(**spec.options)
+        if spec.schema:
+            reader = reader.schema(spec.schema)
+        return Input(reader.parquet(path), fmt, None)
+    options = dict(spec.options)
+    if fmt == "csv":
+        options["header"] = str(spec.header).lower()
+
+    def read(reader: DataFrameReader) -> DataFrame:
+        return reader.csv(path) if fmt == "csv" else reader.json(path)
+
+    if spec.schema:
+        ddl = f"{spec.schema}, `{MALFORMED_COLUMN}` STRING"
+    else:  # infer the types (a pass over the data; only the schema reaches the driver)
+        inferred = read(spark.read.options(inferSchema="true", columnNameOfCorruptRecord=
+                                           MALFORMED_COLUMN, **options)).schema
+        fields = [f for f in inferred.fields if f.name != MALFORMED_COLUMN]
+        ddl = ", ".join([f"`{f.name}` {f.dataType.simpleString()}" for f in fields]
+                        + [f"`{MALFORMED_COLUMN}` STRING"])
+    df = read(spark.read.options(mode="PERMISSIVE", columnNameOfCorruptRecord=MALFORMED_COLUMN,
+                                 **options).schema(ddl))
+    bad = F.col(MALFORMED_COLUMN).isNotNull()
+    observation = Observation(f"wisp_input_{next(_COUNTER)}")
+    df = df.observe(observation, F.count(F.lit(1)).alias("rows_read"),
+                    F.count_if(bad).alias("rejected_malformed"))
+    if spec.on_malformed == "drop":
+        df = df.filter(~bad)
+    else:
+        df = df.filter(F.when(bad, F.raise_error(F.concat(F.lit(malformed_message(fmt)),
+                                                          F.col(MALFORMED_COLUMN))))
+                       .otherwise(F.lit(True)))
+    return Input(df.drop(MALFORMED_COLUMN), fmt, observation)
+
+
+_COUNTER = itertools.count()
+
+
+def bind(query: Query, df: DataFrame) -> Events:
+    """The input bound to the query's event roles (interval events from edge rows with
+    `events.edge` and `events.id`)."""
+    from .events import events, from_edges
+
+    if query.edge is not None and query.id is not None:
+        return from_edges(df, query.time, edge=query.edge, id=query.id,
+                          key=list(query.key))
+    try:
+        return events(df, query.time, end=query.end, key=list(query.key), order=query.order,
+                      on_null_time="drop" if query.on_null_time == "drop" else "error")
+    except WispInputError as error:
+        field = next((f for f in df.schema.fields if f.name == query.time), None)
+        if field is not None and isinstance(field.dataType, T.StringType):
+            raise QueryError(f"{error}; the input holds it as text: give input.schema "
+                             f"(e.g. \"{query.time} TIMESTAMP, ...\") to read it as a "
+                             "timestamp") from None
+        raise

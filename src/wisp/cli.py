@@ -118,22 +118,10 @@ def cli_session(master: str | None) -> SparkSession:
     jobs show progress on stderr. `sc://...` masters connect over Spark Connect.
     Spark's own log is off (wisp reports errors itself); set WISP_SPARK_LOG_LEVEL
     (e.g. WARN) to see it."""
-    from pyspark.sql import SparkSession
+    from .session import session
 
-    active = SparkSession.getActiveSession()
-    if active is not None and master is None:
-        return active
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master is not None and master.startswith("sc://"):
-        return (SparkSession.builder.remote(master).appName("wisp")
-                .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    return (SparkSession.builder.master(master or "local[*]").appName("wisp")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "true")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.log.level", os.environ.get("WISP_SPARK_LOG_LEVEL", "OFF"))
-            .getOrCreate())
+    return session(master, progress=True,
+                   log_level=os.environ.get("WISP_SPARK_LOG_LEVEL", "OFF"))
 
 
 # ------------------------------------------------------------------------ paths

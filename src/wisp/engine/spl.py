@@ -1,0 +1,189 @@
+"""The `arrow-spl` strategy: sliding and policy-tumbling windows, per key, in an Arrow
+kernel.
+
+Shape: `repartition(key)` + `sortWithinPartitions(key, arrival order)` +
+`mapInArrow(kernel)`, as in `engine.arrow`. The kernel replays each key's eviction and
+trigger policies (`wisp.kernels.spl`) and aggregates every emitted firing's window:
+as frames `[lo, hi)` with `engine.arrow.aggregate` when the windows are contiguous in
+arrival order, else over per-tuple ranges of firings (`kernels.spl.Stabbing`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..kernels import spl as ks
+from ..kernels import window_agg as wa
+from ..plan.nodes import Plan
+from ..plan.spl import ResolvedPolicy, SplDetails
+from .arrow import AggregateJob, aggregate, arrow_type, key_runs, scaled, to_arrow
+from .arrow_codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
+from .columns import col, guarded, output_time_type
+
+
+@dataclass(frozen=True)
+class SplKernel:
+    """The executor side: picklable, no Spark objects."""
+
+    keys: tuple[str, ...]
+    time: str
+    time_kind: str
+    time_scale: int
+    details: SplDetails
+    attrs: tuple[tuple[str, str], ...]  # (column, kind) of each delta attribute
+    aggregates: tuple[AggregateJob, ...]
+    schema: pa.Schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for group in key_runs(batches, self.keys):
+            out = self.run_group(group)
+            if out.num_rows:
+                yield out
+
+    def policy(self, p: ResolvedPolicy) -> ks.Policy:
+        attr = [name for name, _ in self.attrs].index(p.attr) if p.attr is not None else 0
+        return ks.Policy(p.kind, n=p.n, t=p.t, align=p.align, attr=attr, d=p.d)
+
+    def windows(self, group: pa.Table, ticks: npt.NDArray[Any]) -> ks.Windows:
+        attrs = [to_ticks(group.column(name).combine_chunks(), kind)
+                 for name, kind in self.attrs]
+        details = self.details
+        if details.mode == "sliding":
+            assert details.trigger is not None
+            return ks.sliding(ticks, attrs, self.policy(details.evict),
+                              self.policy(details.trigger), details.partial)
+        flags = None
+        if details.evict.kind == "punctuation":
+            assert details.evict.col is not None
+            column = group.column(details.evict.col).combine_chunks()
+            flags = np.asarray(pc.fill_null(column, False).to_numpy(zero_copy_only=False),
+                               dtype=bool)
+        return ks.tumbling(ticks, attrs, flags, self.policy(details.evict), details.partial)
+
+    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+        ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
+        found = self.windows(group, ticks)
+        m = len(found.time)
+        if m == 0:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        columns: list[pa.Array] = []
+        first_row = pa.array(np.zeros(m, dtype=np.int64))
+        for key in self.keys:
+            columns.append(group.column(key).combine_chunks().take(first_row))
+        if isinstance(found, ks.Frames):
+            lo, hi = found.lo, found.hi
+            known = hi > lo
+            start = ticks[np.where(known, lo, 0)]
+            end = ticks[np.where(known, hi - 1, 0)]
+            results = [aggregate(job, group, ticks, lo, hi) for job in self.aggregates]
+        else:
+            stab = ks.Stabbing(found.qlo, found.qhi, m)
+            everything = np.ones(len(ticks), dtype=bool)
+            first = ks.alive_positions(stab, len(ticks), everything, "first")
+            last = ks.alive_positions(stab, len(ticks), everything, "last")
+            known = first.valid
+            start, end = ticks[first.positions], ticks[last.positions]
+            results = [aggregate_alive(job, group, ticks, found, stab)
+                       for job in self.aggregates]
+        columns.append(from_ticks(start, known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(end, known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(found.time, np.ones(m, dtype=bool), self.time_kind,
+                                  self.time_scale))
+        columns.extend(results)
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
+                    found: ks.Alive, stab: ks.Stabbing) -> pa.Array:
+    """One aggregation over every firing's window, windows given per tuple."""
+    n = len(ticks)
+    if job.column is None:
+        return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
+    column = group.column(job.column).combine_chunks()
+    valid = validity(column)
+    fn = job.fn
+    if fn == "count":
+        return to_arrow(wa.Values(stab.counts(valid), np.ones(stab.m, dtype=bool)),
+                        column, job)
+    if fn in ("first", "last"):
+        return to_arrow(ks.alive_positions(stab, n, valid, fn), column, job)
+    if fn == "collect":
+        return to_arrow(ks.alive_collect(stab, found.qlo, found.qhi, valid), column, job)
+    if fn == "udaf":
+        assert job.func is not None
+        values = (column.to_numpy(zero_copy_only=False)
+                  if job.value_class in ("ordered", "other")
+                  else scaled(numeric_values(column, job.value_class), job, column))
+        results = ks.alive_apply(stab, job.func, values, ticks, found.qlo, found.qhi, valid)
+        return pa.array(results, type=job.output_type)
+    if fn in ("min", "max") and job.value_class == "ordered":
+        return to_arrow(ks.alive_extreme_by_rank(stab, fn, dense_ranks(column), valid),
+                        column, job)
+    values = numeric_values(column, job.value_class)
+    if fn in ("min", "max"):
+        return to_arrow(ks.alive_extreme(stab, fn, values, valid), column, job)
+    if fn == "sum":
+        return to_arrow(ks.alive_sum(stab, values, valid), column, job)
+    values = scaled(values, job, column)
+    if fn == "mean":
+        return to_arrow(ks.alive_mean(stab, values, valid), column, job)
+    if fn in ("variance", "stddev"):
+        return to_arrow(ks.alive_moments(stab, fn, values, valid), column, job)
+    raise AssertionError(f"no kernel for {fn}")
+
+
+def attribute_guard(df: DataFrame, attrs: list[tuple[str, str]]) -> DataFrame:
+    """Fail the query on a null (or NaN) delta attribute: a delta policy cannot compare
+    it, and wisp never drops a row silently."""
+    for name, kind in attrs:
+        value = col(name)
+        missing: Column = value.isNull() | F.isnan(value) if kind == "float" else \
+            value.isNull()
+        message = (f"WispError: `attr` column {name!r} must not be null or NaN (a Delta "
+                   "policy compares its values), found a null or NaN value")
+        df = df.filter(F.when(missing, F.raise_error(F.lit(message))).otherwise(F.lit(True)))
+    return df
+
+
+def policy_windows(plan: Plan, observation: Observation) -> DataFrame:
+    """Build the Spark plan of the `arrow-spl` strategy."""
+    events = plan.events
+    details: SplDetails = plan.details
+    policies = [details.evict] + ([details.trigger] if details.trigger is not None else [])
+    attrs = list(dict.fromkeys((p.attr, p.attr_kind) for p in policies
+                               if p.kind == "delta" and p.attr is not None
+                               and p.attr_kind is not None))
+    df = attribute_guard(guarded(events, observation), attrs)
+    keys = list(events.key)
+    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
+    ordering = [col(c).asc_nulls_first() for c in [*keys, *details.arrival]]
+    needed = list(dict.fromkeys(
+        [*keys, events.time.name, *[name for name, _ in attrs],
+         *[p.col for p in policies if p.col is not None],
+         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
+    narrow = partitioned.sortWithinPartitions(*ordering).select(*[col(c) for c in needed])
+    time_type = output_time_type(events.time)
+    fields = [f for k in keys for f in events.df.schema.fields if f.name == k]
+    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
+               T.StructField("time", time_type)]
+    fields += [T.StructField(r.name, r.output_type) for r in plan.aggregations]
+    schema = T.StructType(fields)
+    arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields])
+    kernel = SplKernel(
+        keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
+        time_scale=events.time.scale, details=details, attrs=tuple(attrs),
+        aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
+                                      arrow_type(r.output_type), r.aggregation.func)
+                         for r in plan.aggregations),
+        schema=arrow_schema)
+    return narrow.mapInArrow(kernel, schema)

@@ -1,0 +1,121 @@
+"""The policy kernels against the literal simulation of tests/oracle_spl.py, without
+Spark: which tuples each emitted firing holds, and when it fires, for all nine sliding
+combinations and the four tumbling policies, on in-order and out-of-order data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle_spl import simulate
+
+import wisp as ws
+from wisp.kernels import spl as k
+
+SPECS = ("count", "time", "delta")
+
+
+def policies(kind: str, size: int, d: float | int, shift: int,
+             unit: float | int = 1) -> tuple[Any, k.Policy]:
+    """The same policy as a spec (for the oracle) and resolved (for the kernel); the
+    delta attribute is column "a", index 0; time policies in multiples of `unit`."""
+    if kind == "count":
+        return ws.Count(size), k.Policy("count", n=size)
+    if kind == "time":
+        return (ws.Time(size * unit, align=shift * unit),
+                k.Policy("time", t=size * unit, align=shift * unit))
+    return ws.Delta("a", d), k.Policy("delta", attr=0, d=d)
+
+
+def decode(windows: k.Windows) -> list[tuple[Any, list[int]]]:
+    if isinstance(windows, k.Frames):
+        return [(t, list(range(lo, hi))) for t, lo, hi in
+                zip(windows.time.tolist(), windows.lo.tolist(), windows.hi.tolist(),
+                    strict=True)]
+    return [(t, [j for j in range(len(windows.qlo))
+                 if windows.qlo[j] <= f < windows.qhi[j]])
+            for f, t in enumerate(windows.time.tolist())]
+
+
+def expected(times: list[Any], attrs: list[Any], window: Any,
+             flags: list[bool] | None = None) -> list[tuple[Any, list[int]]]:
+    rows = [{"t": t, "a": a, "p": (flags[i] if flags else False), "i": i}
+            for i, (t, a) in enumerate(zip(times, attrs, strict=True))]
+    sim = simulate(rows, time="t", window=window)
+    return [(at, [w["i"] for w in contents]) for at, contents in sim.fired]
+
+
+rows_st = st.lists(st.tuples(st.integers(-20, 20), st.integers(-6, 6)), min_size=0,
+                   max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows=rows_st, evict=st.sampled_from(SPECS), trigger=st.sampled_from(SPECS),
+       size_e=st.integers(1, 5), size_t=st.integers(1, 5), d_e=st.integers(0, 4),
+       d_t=st.integers(0, 4), shift=st.integers(-3, 3), partial=st.booleans(),
+       in_order=st.booleans(), float_attr=st.booleans(), float_time=st.booleans())
+def test_sliding_matches_simulation(rows: list[tuple[int, int]], evict: str, trigger: str,
+                                    size_e: int, size_t: int, d_e: int, d_t: int,
+                                    shift: int, partial: bool, in_order: bool,
+                                    float_attr: bool, float_time: bool) -> None:
+    if in_order:
+        rows = sorted(rows)
+    unit: float | int = 0.25 if float_time else 1  # exact in binary: no rounding
+    times: list[Any] = [t * unit for t, _ in rows]
+    attrs: list[Any] = [a * 0.7 if float_attr else a for _, a in rows]
+    d_e_value: Any = d_e * 0.7 if float_attr else d_e
+    d_t_value: Any = d_t * 0.7 if float_attr else d_t
+    spec_e, pol_e = policies(evict, size_e, d_e_value, shift, unit)
+    spec_t, pol_t = policies(trigger, size_t, d_t_value, shift, unit)
+    window = ws.Sliding(spec_e, spec_t, partial=partial)
+    got = k.sliding(np.array(times, dtype=np.float64 if float_time else np.int64),
+                    [np.array(attrs, dtype=np.float64 if float_attr else np.int64)],
+                    pol_e, pol_t, partial)
+    assert decode(got) == expected(times, attrs, window)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=rows_st, kind=st.sampled_from([*SPECS, "punctuation"]), size=st.integers(1, 5),
+       d=st.integers(0, 4), shift=st.integers(-3, 3), partial=st.booleans(),
+       in_order=st.booleans(), flags=st.lists(st.booleans(), min_size=30, max_size=30))
+def test_tumbling_matches_simulation(rows: list[tuple[int, int]], kind: str, size: int,
+                                     d: int, shift: int, partial: bool, in_order: bool,
+                                     flags: list[bool]) -> None:
+    if in_order:
+        rows = sorted(rows)
+    times = [t for t, _ in rows]
+    attrs = [a for _, a in rows]
+    marks = flags[:len(rows)]
+    if kind == "punctuation":
+        spec: Any = ws.Punctuation("p")
+        policy = k.Policy("punctuation")
+    else:
+        spec, policy = policies(kind, size, d, shift)
+    got = k.tumbling(np.array(times, dtype=np.int64), [np.array(attrs, dtype=np.int64)],
+                     np.array(marks, dtype=bool), policy, partial)
+    assert decode(got) == expected(times, attrs, ws.Tumbling(spec, partial=partial), marks)
+
+
+@pytest.mark.parametrize("values, d, nxt", [
+    ([17.1, 16.4, 16.0, 17.6], 1.5, [4, 4, 3, 4]),
+    ([1, 3, 2, 5, 4], 1, [1, 3, 3, 5, 5]),
+    ([5, 4, 3], 0, [3, 3, 3]),
+])
+def test_next_exceeding(values: list[Any], d: Any, nxt: list[int]) -> None:
+    assert k.next_exceeding(np.array(values), d).tolist() == nxt
+
+
+def test_chain_follows_pointers() -> None:
+    assert k.chain(np.array([2, 3, 4, 5, 5], dtype=np.int64)).tolist() == [0, 2, 4]
+    assert k.chain(np.array([1, 2, 3], dtype=np.int64)).tolist() == [0, 1, 2]
+    assert k.chain(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_exceeds_is_exact_near_the_int64_limits() -> None:
+    big = np.iinfo(np.int64).max
+    assert k.exceeds(np.array([big]), np.array([big - 5]), 4).tolist() == [True]
+    assert k.exceeds(np.array([big]), np.array([big - 5]), 5).tolist() == [False]
+    assert k.exceeds(np.array([big]), np.array([-big]), 10).tolist() == [True]

@@ -14,7 +14,12 @@ from typing import Any, Literal, get_args
 
 from ..errors import bad_value, did_you_mean
 from .policies import Count, Delta, Punctuation, Time, check_align
-from .time import duration_to_ticks, format_duration, is_time_duration
+from .time import (
+    duration_to_ticks,
+    format_duration,
+    is_time_duration,
+    parse_duration_string,
+)
 
 Closed = Literal["both", "left", "right", "neither"]
 CLOSED_VALUES: tuple[str, ...] = get_args(Closed)
@@ -167,12 +172,62 @@ class Range(Window):
         return cls(-ticks, 0, closed)
 
 
+BOUND_EXPECTED = ("a duration (an offset from the anchor's time, such as '-500ms'), a "
+                  "column name of the anchor table, a PySpark Column, or None")
+
+
+def bound_kind(value: object, param: str) -> str:
+    """How a bound of `Dynamic` is given: "none" (None), "offset" (a duration: a string
+    of the duration grammar, a timedelta or a number), "column" (any other non-empty
+    string: a column of the anchor table) or "expression" (a PySpark Column)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        raise bad_value(param, BOUND_EXPECTED, value)
+    if isinstance(value, str):
+        if not value.strip():
+            raise bad_value(param, BOUND_EXPECTED, value)
+        try:
+            parse_duration_string(value, param)
+        except ValueError:
+            return "column"
+        return "offset"
+    if isinstance(value, (_dt.timedelta, int, float, Decimal)):
+        duration_to_ticks(value, param)  # finite numbers only
+        return "offset"
+    if type(value).__name__ == "Column":  # classic or Spark Connect; spec/ imports no Spark
+        return "expression"
+    raise bad_value(param, BOUND_EXPECTED, value)
+
+
+def _exact(value: object, param: str) -> Decimal:
+    ticks = duration_to_ticks(value, param)
+    return Decimal(str(ticks)) if isinstance(ticks, float) else Decimal(ticks)
+
+
 @dataclass(frozen=True)
 class Dynamic(Window):
-    """Windows opened by the rows of another event table (`anchors`): each anchor row
-    opens `[start, end]` (closed side per `closed`), given as columns/expressions of the
-    anchor row or as offsets from its time. `obsolete` bounds how far back future windows
-    reach. Output: `time` = the anchor's time."""
+    """Windows opened by the rows of another event table (`anchors`, an `Events` or
+    `wisp.clock(...)`), \\psi's dynamic windows.
+
+    Each anchor row at time `t` opens the window `[start, end]` over the source events of
+    its key (by the source events' `time`); the closed side is `closed` ("both" by
+    default). Each of `start`, `end` and `obsolete` is one of:
+
+    - a duration (`"-500ms"`, a timedelta, a number for numeric time): `t + duration`;
+    - a column name of the anchor table (a string that is not a duration) or a PySpark
+      Column over the anchor table: an absolute time read from the anchor row (a null
+      start is the start of time, a null end the end of time);
+    - None: `start` and `end` default to the anchor's time, `obsolete` to "no bound".
+
+    `obsolete` promises that no later window of the key starts before it: it must not
+    decrease from one anchor to the next, and no window may start before an earlier
+    anchor's obsolete; a violation fails the query naming the anchor's time.
+    A window reaching past the data is computed over the events that exist.
+
+    Output: one row per anchor; `time` = the anchor's time; `window_start`/`window_end` =
+    the window's bounds (sides per `closed`; null = start/end of time).
+    """
 
     anchors: Any
     start: Any = None
@@ -185,12 +240,43 @@ class Dynamic(Window):
         if self.anchors is None:
             raise bad_value("anchors", "an event table (wisp.events(...)) or wisp.clock(...)",
                             self.anchors)
+        kinds = {name: bound_kind(getattr(self, name), name)
+                 for name in ("start", "end", "obsolete")}
+        offsets = {name: getattr(self, name) for name, kind in kinds.items()
+                   if kind == "offset"}
+        check_same_units(**offsets)
+        if isinstance(self.anchors, Clock):
+            for name, kind in kinds.items():
+                if kind in ("column", "expression"):
+                    raise bad_value(name, "a duration (an offset from the clock's tick) or "
+                                    "None: clock anchors have no columns", getattr(self, name))
+            self._check_clock_obsolete()
+
+    def _check_clock_obsolete(self) -> None:
+        """The obsolete rule checked eagerly for a clock: a tick's window starts at
+        `tick + start`, the tick before promised `tick - every + obsolete`."""
+        if self.obsolete is None:
+            return
+        check_same_units(every=self.anchors.every, obsolete=self.obsolete)
+        start = Decimal(0) if self.start is None else _exact(self.start, "start")
+        obsolete = _exact(self.obsolete, "obsolete")
+        every = _exact(self.anchors.every, "every")
+        if obsolete - start > every:
+            raise bad_value("obsolete", "at most `start` + `every` for clock anchors (no "
+                            "window may start before an earlier anchor's obsolete)",
+                            self.obsolete)
+
+    def bound_kind(self, param: str) -> str:
+        """"none", "offset", "column" or "expression" (see `bound_kind`)."""
+        return bound_kind(getattr(self, param), param)
 
 
 @dataclass(frozen=True)
 class Clock:
-    """Anchors at regular times `align + k*every` over `[start, end]` (the data's span by
-    default): \\psi's repeating generator, used as `Dynamic(ws.clock(...), ...)`."""
+    """Anchors at regular times `align + k*every` (\\psi's repeating generator), used as
+    `Dynamic(ws.clock(...), ...)`. Ticks lie in `[start, end]` (both inclusive), which
+    default to each key's first and last event time (the whole stream's without a key).
+    `align` defaults to `start` when given, else the epoch (zero for numeric time)."""
 
     every: Any
     start: Any = None
@@ -426,8 +512,18 @@ class Trailing(Window):
 
 @dataclass(frozen=True)
 class Session(Window):
-    """Gap-based sessions per key: `[first, last + gap)` (half-open), split at
-    `max_duration`. Output: `time` = `window_end`."""
+    """Gap-based sessions per key: `[first, last + gap)` (half-open), where `last` is
+    the latest moment any of the session's events is alive (a point event's time, an
+    interval event's `end`; a null end keeps the session open to the end of time).
+
+    An event joins the current session when its time is at most `last + gap` (an event
+    exactly `gap` after the last one joins it, as Spark's `session_window` does), else
+    it starts a new session. With `max_duration`, a session also ends at
+    `first + max_duration`: an event at or after that instant starts a new session, and
+    the window is `[first, min(last + gap, first + max_duration))`.
+
+    Output: one row per session; `time` = `window_end` (null: the end of time).
+    """
 
     gap: Any
     max_duration: Any = None

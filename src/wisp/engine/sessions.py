@@ -1,0 +1,97 @@
+"""Sessions: `repartition(key)` + `sortWithinPartitions(key, time, tie-break)` +
+`mapInArrow(kernel)`; the kernel finds each key's sessions (kernels/sessions.py) and
+aggregates over all of them at once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame, Observation
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..kernels import sessions as sk
+from ..plan.dynamic import SessionDetails
+from ..plan.nodes import Plan
+from .arrow import AggregateJob, aggregate, arrow_type, key_runs
+from .arrow_codec import from_ticks, to_ticks, validity
+from .columns import col, guarded
+from .dynamic import aggregate_jobs, output_fields, ticks_or_zero, value_columns
+
+END = "__wisp_end"
+
+
+@dataclass(frozen=True)
+class SessionKernel:
+    """The executor side of sessions: picklable, no Spark objects."""
+
+    keys: tuple[str, ...]
+    time: str
+    end: str | None
+    time_kind: str
+    time_scale: int
+    gap: int | float
+    max_duration: int | float | None
+    aggregates: tuple[AggregateJob, ...]
+    schema: pa.Schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for group in key_runs(batches, self.keys):
+            yield self.run_group(group)
+
+    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+        ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
+        reach = ticks
+        if self.end is not None:
+            ends = group.column(self.end).combine_chunks()
+            reach = np.where(validity(ends), ticks_or_zero(ends, self.time_kind),
+                             sk.forever(ticks))
+            reach = np.maximum(reach, ticks).astype(ticks.dtype)
+        found = sk.sessions(ticks, reach, self.gap, self.max_duration)
+        m = len(found.lo)
+        repeat = pa.array(np.zeros(m, dtype=np.int64))
+        columns: list[pa.Array] = [group.column(k).combine_chunks().take(repeat)
+                                   for k in self.keys]
+        everywhere = np.ones(m, dtype=bool)
+        columns.append(from_ticks(found.start, everywhere, self.time_kind, self.time_scale))
+        end = from_ticks(found.end, found.end_known, self.time_kind, self.time_scale)
+        columns += [end, end]
+        for job in self.aggregates:
+            columns.append(aggregate(job, group, ticks, found.lo, found.hi))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def end_message(plan: Plan) -> str:
+    events = plan.events
+    return (f"WispError: `end` column {events.end!r} must not be before `time` column "
+            f"{events.time.name!r}, found an event whose end is before its time")
+
+
+def sessions(plan: Plan, observation: Observation) -> DataFrame:
+    """Build the Spark plan of session windows."""
+    events = plan.events
+    details: SessionDetails = plan.details
+    keys = list(events.key)
+    df = guarded(events, observation)
+    if events.end is not None:
+        early = col(events.end) < col(events.time.name)
+        df = df.filter(F.when(early, F.raise_error(F.lit(end_message(plan))))
+                       .otherwise(F.lit(True)))
+    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
+    ordering = [col(c).asc_nulls_first() for c in [*keys, events.time.name, *plan.tie_break]]
+    needed = list(dict.fromkeys([*keys, events.time.name, *value_columns(plan)]))
+    selected = [col(c) for c in needed]
+    if events.end is not None:
+        selected.append(col(events.end).alias(END))
+    narrow = partitioned.sortWithinPartitions(*ordering).select(*selected)
+    fields = output_fields(events, plan.aggregations)
+    kernel = SessionKernel(
+        keys=tuple(keys), time=events.time.name,
+        end=None if events.end is None else END, time_kind=events.time.kind,
+        time_scale=events.time.scale, gap=details.gap, max_duration=details.max_duration,
+        aggregates=aggregate_jobs(plan),
+        schema=pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields]))
+    return narrow.mapInArrow(kernel, T.StructType(fields))

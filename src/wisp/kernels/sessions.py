@@ -1,0 +1,100 @@
+"""Gap-based sessions over one key's events sorted by time.
+
+Each event is alive from its time to its `reach` (its time for a point event, its end
+for an interval event, "forever" for an open one). A session is
+`[first, last + gap)` where `last` is the largest reach of its events; an event joins
+the current session when its time is at most `last + gap` (as Spark's `session_window`)
+and, with a maximum duration, strictly before `first + max_duration`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .frames import shifted
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """Session `i` holds events `lo[i]:hi[i]` and spans `[start[i], end[i])`;
+    `end_known[i]` is False when the session never ends (an open interval event)."""
+
+    lo: IntArray
+    hi: IntArray
+    start: npt.NDArray[Any]
+    end: npt.NDArray[Any]
+    end_known: BoolArray
+
+
+def forever(times: npt.NDArray[Any]) -> Any:
+    """The reach of an open event: +inf for float ticks, the largest int64 otherwise."""
+    return np.inf if times.dtype.kind == "f" else np.iinfo(np.int64).max
+
+
+def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
+             max_duration: int | float | None = None) -> Sessions:
+    """Sessions of sorted `times` with each event's `reach` (>= its time; `forever(...)`
+    for an open event). Without `max_duration` fully vectorised; with it, one vectorised
+    step per session over that session's events."""
+    n = len(times)
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Sessions(empty, empty, times[:0], times[:0], np.zeros(0, dtype=bool))
+    if max_duration is None:
+        lo, hi, last = _natural(times, reach, gap)
+        end = shifted(last, gap)
+    else:
+        lo, hi, end = _capped(times, reach, gap, max_duration)
+    known = end != forever(times)
+    return Sessions(lo, hi, times[lo], end, known)
+
+
+def _natural(times: npt.NDArray[Any], reach: npt.NDArray[Any],
+             gap: int | float) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    reach_max = np.maximum.accumulate(reach)
+    new = np.ones(len(times), dtype=bool)
+    new[1:] = times[1:] > shifted(reach_max[:-1], gap)
+    lo = np.nonzero(new)[0].astype(np.int64)
+    hi = np.append(lo[1:], len(times)).astype(np.int64)
+    last = np.maximum.reduceat(reach, lo)
+    return lo, hi, last
+
+
+def _capped(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
+            max_duration: int | float) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    """One step per session. A capped session never outlasts the uncapped session it
+    starts in (its own reach is at most the running reach of all earlier events), so
+    each step scans at most up to that session's end or the cap, vectorised."""
+    n = len(times)
+    natural_lo, _, _ = _natural(times, reach, gap)
+    natural_end = np.append(natural_lo[1:], n)
+    los: list[int] = []
+    his: list[int] = []
+    ends: list[Any] = []
+    i = 0
+    while i < n:
+        cap = _plus(times[i], max_duration, times.dtype)
+        within = int(natural_end[np.searchsorted(natural_lo, i, "right") - 1])
+        stop = max(i + 1, min(within, int(np.searchsorted(times, cap, "left"))))
+        last = np.maximum.accumulate(reach[i:stop])
+        # an event joins while its time is <= the reach so far + gap (and < the cap)
+        breaks = times[i + 1:stop] > shifted(last[:-1], gap)
+        j = i + 1 + int(np.argmax(breaks)) if breaks.any() else stop
+        los.append(i)
+        his.append(j)
+        ends.append(min(_plus(last[j - 1 - i], gap, times.dtype), cap))
+        i = j
+    return (np.array(los, dtype=np.int64), np.array(his, dtype=np.int64),
+            np.array(ends, dtype=times.dtype))
+
+
+def _plus(value: Any, offset: int | float, dtype: np.dtype[Any]) -> Any:
+    """`value + offset` in ticks of `dtype`, saturating at the int64 range."""
+    return shifted(np.array([value], dtype=dtype), offset)[0]

@@ -19,7 +19,7 @@ def test_public_names_are_pinned() -> None:
         "Trailing", "Tumbling", "WispError", "WispInputError", "WispUnsupportedError",
         "clock", "collect", "count", "cron", "daily", "events", "explain", "first",
         "from_edges", "hourly", "last", "max", "mean", "min", "monthly", "report",
-        "session", "stddev", "sum", "time_weighted_mean", "udaf", "variance", "weekly",
+        "session", "snap_to_hops", "stddev", "sum", "time_weighted_mean", "udaf", "variance", "weekly",
         "yearly"]
 
 

@@ -8,6 +8,7 @@
 from .errors import WispError, WispInputError, WispUnsupportedError
 from .events import Events, events, from_edges
 from .session import session
+from .snap import snap_to_hops
 from .spec.aggregates import (
     collect,
     count,
@@ -82,6 +83,7 @@ __all__ = [
     "monthly",
     "report",
     "session",
+    "snap_to_hops",
     "stddev",
     "sum",
     "time_weighted_mean",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import types as T
 
 from .errors import WispUnsupportedError, bad_value, did_you_mean
@@ -121,6 +121,14 @@ class Events:
 
         return run(self, None, aggregations)
 
+    def plot(self, window: Window | None = None, *aggregations: Aggregation, out: str,
+             **options: Any) -> None:
+        """Draw these events and `window`'s outputs on a timeline (PNG or SVG at `out`);
+        needs the `plot` extra (matplotlib). See `wisp.plot.plot_events`."""
+        from .plot import plot_events
+
+        plot_events(self, window, *aggregations, out=out, **options)
+
     def validate(self) -> None:
         """Run the data checks now (one Spark job): raises `WispError` on a null time."""
         from .engine.checks import validate_events
@@ -135,7 +143,8 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
 
     `time`: a timestamp, timestamp_ntz, date, integer, decimal or float column.
     `end`: interval events live on `[time, end)`; a null end is open to the end of time.
-    `key`: one or more columns; every window is computed per key (a null key is a key).
+    `key`: a column or a list of columns; every window is computed per key (a null key
+    is a key of its own). `None` or an empty list: one global stream.
     `order`: breaks ties in `time` (and is the arrival order of the sliding family).
     `on_null_time`: "error" (default: the query fails naming the column) or "drop" (rows
     with a null time are dropped on purpose and counted in `wisp.report`).
@@ -186,8 +195,66 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
                   on_null_time)
 
 
+EDGE_END_COLUMN = "end"
+
+
 def from_edges(df: DataFrame, time: str, *, edge: str, id: str,
                key: str | Sequence[str] | None = None) -> Events:
-    """Interval events from start/end edge rows (arrives with interval windows)."""
-    raise WispUnsupportedError("from_edges is not executed yet: interval events from edge "
-                               "rows arrive with the hopping and snapshot windows")
+    """Interval events from start/end edge rows.
+
+    `edge` is a string column holding "start" or "end"; `id` (with `key`) names the event
+    an edge belongs to. Per (key, id), edges are taken in time order (a start before an
+    end at the same time): each start edge opens an interval that the next edge closes
+    when it is an end edge; a start edge without such an end edge is open-ended (null
+    end, the end of time). The result has one row per start edge: the start row's columns
+    without `edge`, plus a column `end` (the end edge's time).
+
+    An end edge that closes nothing (no start edge of its id right before it), a null or
+    unknown edge value: the query fails with a `WispError` naming the column and the id,
+    as a null time does: no edge is dropped silently.
+    """
+    from pyspark.sql import Window as SparkWindow
+    from pyspark.sql import functions as F
+
+    if not isinstance(df, DataFrame):
+        raise bad_value("df", "a PySpark DataFrame", type(df).__name__)
+    edge_field = _field(df, "edge", edge)
+    if not isinstance(edge_field.dataType, T.StringType):
+        raise bad_value("edge", "a string column holding 'start' or 'end'",
+                        f"{edge_field.dataType.simpleString()} column {edge!r}")
+    id_field = _field(df, "id", id)
+    if isinstance(id_field.dataType, T.MapType):
+        raise bad_value("id", "a column that Spark can group by (not a map)",
+                        f"map column {id!r}")
+    if EDGE_END_COLUMN in df.columns:
+        raise bad_value("df", f"a DataFrame without a column named {EDGE_END_COLUMN!r} "
+                        "(from_edges writes the end time there)", EDGE_END_COLUMN)
+    probe = events(df, time, key=key)  # validates time and key
+    if edge in (time, id) or edge in probe.key or id == time:
+        raise bad_value("edge", "a column other than `time`, `id` and `key`", edge)
+
+    def c(name: str) -> Column:
+        return F.col("`" + name.replace("`", "``") + "`")
+
+    kind = c(edge)
+    is_start, is_end = kind == F.lit("start"), kind == F.lit("end")
+    bad_kind = ~F.coalesce(is_start | is_end, F.lit(False))
+    by_event = SparkWindow.partitionBy(*[c(k) for k in probe.key], c(id)).orderBy(
+        c(time).asc_nulls_first(), F.when(is_start, 0).otherwise(1))
+    following_end = F.lead(kind).over(by_event) == F.lit("end")
+    after_start = F.coalesce(F.lag(kind).over(by_event) == F.lit("start"), F.lit(False))
+    paired = df.select("*", F.when(F.coalesce(following_end, F.lit(False)),
+                                   F.lead(c(time)).over(by_event))
+                       .alias(EDGE_END_COLUMN), after_start.alias("__wisp_after_start"))
+    bad_edge = (f"WispError: `edge` column {edge!r} must hold 'start' or 'end', found a "
+                "null or another value")
+    orphan = F.concat(F.lit(f"WispError: `edge` column {edge!r} must close an interval "
+                            f"opened by a start edge of the same `id` ({id!r}), found an end "
+                            "edge without a start for id "),
+                      F.coalesce(c(id).cast("string"), F.lit("null")))
+    checked = paired.filter(
+        F.when(bad_kind, F.raise_error(F.lit(bad_edge)))
+        .when(is_end & ~c("__wisp_after_start"), F.raise_error(orphan))
+        .otherwise(is_start))
+    out = checked.drop(edge, "__wisp_after_start")
+    return events(out, time, end=EDGE_END_COLUMN, key=key)

@@ -1,32 +1,147 @@
-"""Rules of the hopping, tumbling, snapshot and count-by-start-time family."""
+"""Rules of the hopping, tumbling, snapshot and count-by-start-time family.
+
+Every window of the family runs as the "arrow-intervals" strategy: Spark partitions by
+key and sorts by start time; a kernel turns each key's lifetimes into windows, groups
+windows whose member sets are equal, and aggregates each member set once.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as _dt
+from dataclasses import dataclass
+from decimal import Decimal
 
-from ..events import Events
+from ..errors import WispUnsupportedError, bad_value
+from ..events import Events, TimeColumn
+from ..spec.time import instant_to_micros
+from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling, Window
 from .nodes import Plan, ResolvedAggregation
-from .planner import unsupported
+from .planner import tie_break_columns
+from .ticks import DAY, resolve_duration
 
-ARRIVES = "the hopping, snapshot and count windows"
+STRATEGY = "arrow-intervals"
+SWEEP = ("Spark hash-partitions by key and sorts within partitions by key, start time and "
+         "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
+         "walks each key's lifetimes")
+AGGREGATES = ("; counts and integer sums come from a difference array over the runs "
+              "(no member lists); other aggregates list each distinct member set once and "
+              "aggregate it by a disjoint sparse table; time-weighted means weigh lifetimes "
+              "clipped to the window.")
 
 
-def plan_tumbling(events: Events, window: Any, resolved: tuple[ResolvedAggregation, ...],
+@dataclass(frozen=True)
+class IntervalWindow:
+    """What the kernel needs to know about the window, in ticks of the time column.
+
+    kind: "hopping" (tumbling is hopping with `hop = size`), "snapshot" or "count"."""
+
+    kind: str
+    size: int = 0
+    hop: int = 0
+    align: int = 0
+    output: str = "windows"
+    n: int = 1
+
+
+def _check(events: Events, strategy: str | None, kind: str) -> None:
+    if strategy is not None and strategy != STRATEGY:
+        raise bad_value("strategy", f"{STRATEGY!r} for {kind} windows or None", strategy)
+    if events.time.kind == "float":
+        raise WispUnsupportedError(
+            f"{kind} windows need exact ticks: `time` must be a timestamp, date, integer or "
+            f"decimal column, found float time column {events.time.name!r}")
+
+
+def resolve_align(value: object, time: TimeColumn) -> int:
+    """The alignment instant in ticks of `time`'s column (the epoch / 0 by default)."""
+    if value is None:
+        return 0
+    if time.uses_time_units:
+        if not isinstance(value, (_dt.datetime, _dt.date)):
+            raise bad_value("align", f"a datetime or a date for {time.kind} time column "
+                            f"{time.name!r}", value)
+        ticks = instant_to_micros(value, "align")
+        if time.kind == "date" and ticks % DAY:
+            raise bad_value("align", f"a midnight for date time column {time.name!r}", value)
+        return ticks
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise bad_value("align", f"a number for {time.kind} time column {time.name!r}",
+                        value)
+    if value == 0:
+        return 0
+    return int(resolve_duration(value, time, "align"))
+
+
+def _positive(value: object, time: TimeColumn, param: str) -> int:
+    ticks = int(resolve_duration(value, time, param))
+    if ticks <= 0:
+        raise bad_value(param, "a positive duration", value)
+    return ticks
+
+
+def _plan(events: Events, window: Window, resolved: tuple[ResolvedAggregation, ...],
+          details: IntervalWindow, reason: str, how: str) -> Plan:
+    return Plan(events, window, resolved, STRATEGY, reason, f"{SWEEP}: {how}{AGGREGATES}",
+                "streaminsight:intervals", tie_break_columns(events), details)
+
+
+HOPPING_REASON = ("windows whose member sets are equal share one aggregation, so an event "
+                  "spanning many windows, or an open-ended one, costs O(1) groups instead "
+                  "of one row per (event, window) pair")
+
+
+def _hopping(events: Events, window: Tumbling | Hopping, size: int, hop: int, align: int,
+             output: str, resolved: tuple[ResolvedAggregation, ...]) -> Plan:
+    unit = DAY if events.time.kind == "date" else 1  # date time runs in whole days
+    details = IntervalWindow("hopping", size=size // unit, hop=hop // unit,
+                             align=align // unit, output=output)
+    if output == "changes":
+        how = ("lifetimes are cut into runs of windows with the same members; each run's "
+               "result is valid from the end of its first window to one hop after the end "
+               "of its last; equal consecutive results merge")
+    else:
+        how = ("lifetimes are cut into runs of windows with the same members; each run is "
+               "aggregated once and written out once per window, up to the newest finite "
+               "time, then once for all later windows")
+    return _plan(events, window, resolved, details, HOPPING_REASON, how)
+
+
+def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggregation, ...],
                   strategy: str | None) -> Plan:
-    raise unsupported("Tumbling", ARRIVES)
+    """Tumbling by duration: hopping windows with `hop = size`."""
+    _check(events, strategy, "Tumbling")
+    size = _positive(window.size, events.time, "size")
+    return _hopping(events, window, size, size, resolve_align(window.align, events.time),
+                    "windows", resolved)
 
 
-def plan_hopping(events: Events, window: Any, resolved: tuple[ResolvedAggregation, ...],
+def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggregation, ...],
                  strategy: str | None) -> Plan:
-    raise unsupported("Hopping", ARRIVES)
+    _check(events, strategy, "Hopping")
+    size = _positive(window.size, events.time, "size")
+    hop = _positive(window.hop, events.time, "hop")
+    if window.output == "changes" and hop > size:
+        raise bad_value("hop", f"at most `size` ({window.size!r}) for output='changes' "
+                        "(snapped lifetimes need windows without gaps)", window.hop)
+    return _hopping(events, window, size, hop, resolve_align(window.align, events.time),
+                    window.output, resolved)
 
 
-def plan_snapshot(events: Events, window: Any, resolved: tuple[ResolvedAggregation, ...],
+def plan_snapshot(events: Events, window: Snapshot, resolved: tuple[ResolvedAggregation, ...],
                   strategy: str | None) -> Plan:
-    raise unsupported("Snapshot", ARRIVES)
+    _check(events, strategy, "Snapshot")
+    return _plan(events, window, resolved, IntervalWindow("snapshot"),
+                 "each snapshot's live events are found from sorted start/end points",
+                 "the distinct start and end points cut the timeline into snapshots; each "
+                 "event is a member of the snapshots between its start and end")
 
 
-def plan_count_by_start_time(events: Events, window: Any,
+def plan_count_by_start_time(events: Events, window: CountByStartTime,
                              resolved: tuple[ResolvedAggregation, ...],
                              strategy: str | None) -> Plan:
-    raise unsupported("CountByStartTime", ARRIVES)
+    _check(events, strategy, "CountByStartTime")
+    return _plan(events, window, resolved, IntervalWindow("count", n=window.n),
+                 "members of a count window are contiguous in start order, so every window "
+                 "is an index range found by binary search",
+                 f"window i holds the events starting from the i-th to the (i+{window.n}-1)-th "
+                 "distinct start time")

@@ -1,0 +1,260 @@
+"""Hopping, tumbling, snapshot and count-by-start-time windows over point and interval
+events: one Arrow kernel per key (`kernels/intervals.py`).
+
+Shape: `repartition(key)` + `sortWithinPartitions(key, time, tie-break)` +
+`mapInArrow(kernel)`, as the frames strategy. The kernel groups windows whose member
+sets are equal and aggregates each member set once, so no Spark row and no kernel row is
+made per (event, window) pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..events import Events
+from ..kernels import intervals as iv
+from ..plan.nodes import Plan
+from ..plan.streaminsight import IntervalWindow
+from .arrow import AggregateJob, aggregate, arrow_type, key_runs, same_as_previous
+from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
+from .columns import col, guarded, output_time_type
+
+HORIZON_START = "__wisp_newest_start"
+HORIZON_END = "__wisp_newest_end"
+
+
+def end_message(events: Events) -> Column:
+    """The error of a row whose end is before its time, showing both values."""
+    assert events.end is not None
+    return F.concat(
+        F.lit(f"WispError: `end` column {events.end!r} must not be before the `time` column "
+              f"{events.time.name!r}, found end "),
+        col(events.end).cast("string"), F.lit(" < time "),
+        col(events.time.name).cast("string"))
+
+
+def interval_guarded(events: Events, observation: Observation) -> DataFrame:
+    """`guarded` plus the interval check: a row whose end is before its time fails the
+    query, as a null time does."""
+    df = guarded(events, observation)
+    if events.end is None:
+        return df
+    bad = col(events.end) < col(events.time.name)
+    return df.filter(F.when(bad, F.raise_error(end_message(events))).otherwise(F.lit(True)))
+
+
+def _needs_horizon(events: Events, window: IntervalWindow) -> bool:
+    return events.end is not None and window.kind == "hopping" and window.output == "windows"
+
+
+def sorted_by_key(events: Events, df: DataFrame, tie_break: tuple[str, ...],
+                  needed: list[str]) -> DataFrame:
+    keys = list(events.key)
+    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
+    ordering = [col(c).asc_nulls_first() for c in [*keys, events.time.name, *tie_break]]
+    return partitioned.sortWithinPartitions(*ordering).select(*[col(c) for c in needed])
+
+
+def intervals(plan: Plan, observation: Observation) -> DataFrame:
+    """Build the Spark plan of the interval-windows strategy."""
+    events = plan.events
+    window: IntervalWindow = plan.details
+    df = interval_guarded(events, observation)
+    keys = list(events.key)
+    needed = list(dict.fromkeys(
+        [*keys, events.time.name, *([events.end] if events.end else []),
+         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
+    if _needs_horizon(events, window):
+        assert events.end is not None
+        newest = events.df.agg(F.max(col(events.time.name)).alias(HORIZON_START),
+                               F.max(col(events.end)).alias(HORIZON_END))
+        df = df.crossJoin(newest)
+        needed += [HORIZON_START, HORIZON_END]
+    narrow = sorted_by_key(events, df, plan.tie_break, needed)
+    time_type = output_time_type(events.time)
+    fields = [f for k in keys for f in events.df.schema.fields if f.name == k]
+    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
+               T.StructField("time", time_type)]
+    fields += [T.StructField(r.name, r.output_type) for r in plan.aggregations]
+    schema = T.StructType(fields)
+    kernel = IntervalKernel(
+        keys=tuple(keys), time=events.time.name, end=events.end, time_kind=events.time.kind,
+        time_scale=events.time.scale, window=window,
+        aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
+                                      arrow_type(r.output_type), r.aggregation.func)
+                         for r in plan.aggregations),
+        schema=pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields]))
+    return narrow.mapInArrow(kernel, schema)
+
+
+@dataclass(frozen=True)
+class IntervalKernel:
+    """The executor side: picklable, no Spark objects."""
+
+    keys: tuple[str, ...]
+    time: str
+    end: str | None
+    time_kind: str
+    time_scale: int
+    window: IntervalWindow
+    aggregates: tuple[AggregateJob, ...]
+    schema: pa.Schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for group in key_runs(batches, self.keys):
+            out = self.run_group(group)
+            if out.num_rows:
+                yield out
+
+    def lifetimes(self, group: pa.Table) -> tuple[iv.IntArray, iv.IntArray]:
+        times = group.column(self.time).combine_chunks()
+        start = to_ticks(times, self.time_kind) // self.unit
+        if self.end is None:
+            return start, iv.lifetimes(start, start, np.ones(len(start), bool))
+        ends = group.column(self.end).combine_chunks()
+        known = validity(ends)
+        end = to_ticks(pc.coalesce(ends, times), self.time_kind) // self.unit
+        return start, iv.lifetimes(start, end, known)
+
+    @property
+    def unit(self) -> int:
+        """Date time runs in whole days (one tick = one day), other kinds in ticks."""
+        return DAY if self.time_kind == "date" else 1
+
+    def horizon(self, group: pa.Table) -> int:
+        """Windows that begin at or after this instant hold only open-ended events: one
+        tick after the newest start, or the newest finite end if later."""
+        if HORIZON_START not in group.column_names:
+            return int(iv.END_OF_TIME)
+        first = group.slice(0, 1)
+        newest = int(to_ticks(first.column(HORIZON_START).combine_chunks(),
+                              self.time_kind)[0]) // self.unit + 1
+        ends = first.column(HORIZON_END).combine_chunks()
+        if validity(ends)[0]:
+            newest = max(newest, int(to_ticks(ends, self.time_kind)[0]) // self.unit)
+        return newest
+
+    def windows(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray) -> tuple[
+            iv.Groups, iv.Rows]:
+        w = self.window
+        gather = not all(summable(job) for job in self.aggregates)
+        if w.kind == "snapshot":
+            return iv.snapshot(start, end, gather=gather)
+        if w.kind == "count":
+            return iv.count_by_start(start, w.n)
+        time_weighted = any(job.fn == "time_weighted_mean" for job in self.aggregates)
+        return iv.hopping(start, end, w.size, w.hop, w.align, output=w.output,
+                          horizon=self.horizon(group), split_partial=time_weighted,
+                          gather=gather)
+
+    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+        start, end = self.lifetimes(group)
+        groups, rows = self.windows(group, start, end)
+        m = len(rows.group)
+        if m == 0:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        results = [self.aggregate(job, group, start, end, groups).take(pa.array(rows.group))
+                   for job in self.aggregates]
+        begin, stop, stop_known = rows.start, rows.end, rows.end_known
+        times = rows.time
+        if self.window.kind == "hopping" and self.window.output == "changes":
+            keep, stop, stop_known = coalesce(results, begin, stop, stop_known)
+            begin, times = begin[keep], times[keep]
+            results = [r.take(pa.array(keep)) for r in results]
+            m = len(keep)
+        columns: list[pa.Array] = []
+        first_row = pa.array(np.zeros(m, dtype=np.int64))
+        for key in self.keys:
+            columns.append(group.column(key).combine_chunks().take(first_row))
+        everywhere = np.ones(m, dtype=bool)
+        unit = self.unit
+        columns.append(from_ticks(begin * unit, everywhere, self.time_kind, self.time_scale))
+        columns.append(from_ticks(np.where(stop_known, stop, 0) * unit, stop_known,
+                                  self.time_kind, self.time_scale))
+        columns.append(from_ticks(times * unit, everywhere, self.time_kind, self.time_scale))
+        columns += results
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def summed(self, job: AggregateJob, group: pa.Table, groups: iv.Groups) -> pa.Array:
+        """Counts and integer sums per group from a difference array: O(n + groups)."""
+        n = group.num_rows
+        if job.column is None:
+            weights = np.ones(n, np.int64)
+        else:
+            column = group.column(job.column).combine_chunks()
+            valid = validity(column)
+            weights = valid.astype(np.int64) if job.fn == "count" else np.where(
+                valid, numeric_values(column, job.value_class), 0).astype(np.int64)
+        sums = iv.group_sums(groups.event_first, groups.event_stop, weights,
+                             groups.base_count)
+        return pa.array(sums[groups.base_of], pa.int64()).cast(job.output_type)
+
+    def aggregate(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
+                  end: iv.IntArray, groups: iv.Groups) -> pa.Array:
+        """One aggregation per group (window order = the key's sorted order)."""
+        if not groups.gathered:
+            return self.summed(job, group, groups)
+        if job.fn == "time_weighted_mean":
+            assert job.column is not None
+            positions, weights, lo, hi = iv.clipped_weights(start, end, groups)
+            column = group.column(job.column).combine_chunks().take(pa.array(positions))
+            values = numeric_values(column, job.value_class).astype(np.float64)
+            if job.value_class == "decimal":
+                values = values / float(10 ** column.type.scale)
+            result, valid = iv.time_weighted_mean(values, validity(column), weights, lo, hi)
+            return pa.array(result, pa.float64(), mask=~valid).cast(job.output_type)
+        positions = groups.positions
+        identity = len(positions) == group.num_rows and bool(
+            np.array_equal(positions, np.arange(len(positions))))
+        taken = group if identity else group.take(pa.array(positions))
+        ticks = (start if identity else start[positions]) * self.unit
+        return aggregate(job, taken, ticks, groups.lo, groups.hi)
+
+
+def summable(job: AggregateJob) -> bool:
+    """Aggregates computed from a difference array, without listing any window's members:
+    counts, and sums of integers."""
+    return job.fn == "count" or (job.fn == "sum" and job.value_class == "integer")
+
+
+def coalesce(results: list[pa.Array], begin: iv.IntArray, stop: iv.IntArray,
+             known: iv.BoolArray) -> tuple[iv.IntArray, iv.IntArray, iv.BoolArray]:
+    """Merge each row into the previous one when it starts where that one ends and every
+    result is equal. Returns the kept rows and their (merged) ends."""
+    m = len(begin)
+    merge = np.zeros(m, dtype=bool)
+    if m > 1:
+        same = known[:-1] & (stop[:-1] == begin[1:])
+        for result in results:
+            same &= equal_to_previous(result)
+        merge[1:] = same
+    keep = np.nonzero(~merge)[0]
+    last = np.concatenate([keep[1:] - 1, [m - 1]]).astype(np.int64)
+    return keep, stop[last], known[last]
+
+
+def equal_to_previous(array: pa.Array) -> npt.NDArray[np.bool_]:
+    """Rows 1..n-1 equal to the row before (null = null, NaN = NaN; lists item by item)."""
+    if pa.types.is_list(array.type):
+        items = array.to_pylist()
+        return np.array([_same(a, b) for a, b in zip(items[1:], items[:-1], strict=True)],
+                        dtype=bool)
+    return same_as_previous(array)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return bool(a == b) and (a is None) == (b is None)

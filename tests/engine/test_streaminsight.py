@@ -1,0 +1,237 @@
+"""Hopping, tumbling, snapshot and count-by-start-time windows on Spark against the
+brute-force oracle (tests/oracle_intervals.py) on random interval and point events:
+open ends, events spanning many windows, events exactly on window boundaries, times
+and alignments before 1970 and far in the future, several keys including a null key."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle import assert_rows_match, sort_output
+from oracle_intervals import count_by_start_time, hopping, snapshot
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import wisp as ws
+from wisp.spec.aggregates import Aggregation
+
+pytestmark = pytest.mark.spark
+
+SECOND = 1_000_000
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+BASES = [0, -2_208_988_800 * SECOND, 253_402_214_400 * SECOND, -SECOND // 2]
+COLUMNS = ["k", "ts", "te", "v", "i", "s", "seq"]
+SCHEMA = "k string, t long, e long, v double, i long, s string, seq int"
+FLOATS = ("sum_v", "mean_v", "time_weighted_mean_v")
+
+AGGS: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("s"),
+    ws.first("v"), ws.last("s"), ws.collect("i"), ws.sum("i"), ws.time_weighted_mean("v"),
+    ws.time_weighted_mean("i"),
+    ws.udaf(lambda v, t: int(max(t) - min(t)) if len(t) else None, "v",
+            returns="long").alias("span_v"),
+]
+EXACT: list[Aggregation] = [ws.count(), ws.sum("i"), ws.max("s"), ws.first("v"),
+                            ws.collect("i"), ws.time_weighted_mean("i")]
+
+UNIT = SECOND // 4  # the grid of the random times (250 ms)
+
+
+@st.composite
+def event_rows(draw: st.DrawFn, small: bool = False) -> list[dict[str, Any]]:
+    base = draw(st.sampled_from(BASES))
+    rows = []
+    for _ in range(draw(st.integers(0, 12))):
+        t = base + draw(st.integers(-10, 10)) * UNIT + draw(st.sampled_from([0, 0, 0, 1]))
+        shape = draw(st.sampled_from(["open", "short", "long", "zero"]))
+        e = {"open": None, "zero": t,
+             "short": t + draw(st.integers(1, 3)) * UNIT,
+             "long": t + draw(st.integers(4, 60)) * UNIT}[shape]
+        rows.append({
+            "k": draw(st.sampled_from(["a", "b", None])), "ts": t, "te": e,
+            "v": float(draw(st.integers(-4, 4))) if small else draw(st.one_of(
+                st.none(), st.just(math.nan), st.floats(-1e9, 1e9, allow_nan=False))),
+            "i": draw(st.one_of(st.none(), st.integers(-9, 9))),
+            "s": draw(st.one_of(st.none(), st.sampled_from(["x", "y", ""]))),
+            "seq": draw(st.integers(0, 3)),
+        })
+    return rows
+
+
+def to_events(spark: SparkSession, rows: list[dict[str, Any]], interval: bool,
+              key: list[str]) -> ws.Events:
+    data = [(r["k"], r["ts"], r["te"], r["v"], r["i"], r["s"], r["seq"]) for r in rows]
+    df = spark.createDataFrame(data, SCHEMA).select(
+        "k", F.timestamp_micros("t").alias("ts"), F.timestamp_micros("e").alias("te"),
+        "v", "i", "s", "seq")
+    if not interval:
+        df = df.drop("te")
+    return ws.events(df, time="ts", end="te" if interval else None, key=key)
+
+
+def columns(interval: bool) -> list[str]:
+    return COLUMNS if interval else [c for c in COLUMNS if c != "te"]
+
+
+def collect(result: DataFrame, key: list[str]) -> list[dict[str, Any]]:
+    converted = result.withColumns({c: F.unix_micros(c)
+                                    for c in ("window_start", "window_end", "time")})
+    return sort_output([r.asDict() for r in converted.collect()], key)
+
+
+def check(actual: list[dict[str, Any]], expected: list[dict[str, Any]],
+          rows: list[dict[str, Any]]) -> None:
+    scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
+    assert_rows_match(actual, expected, scales=dict.fromkeys(FLOATS, max(scale, 1.0)))
+
+
+def micros(text: str) -> int:
+    """A duration of the test grid in microseconds, written out by hand."""
+    return {"250ms": UNIT, "500ms": 2 * UNIT, "750ms": 3 * UNIT, "1s": 4 * UNIT,
+            "1250ms": 5 * UNIT, "2s": 8 * UNIT}[text]
+
+
+DURATIONS = ["250ms", "500ms", "750ms", "1s", "1250ms", "2s"]
+KEYS = [[], ["k"]]
+ALIGNS = [None, dt.datetime(1969, 12, 31, 23, 59, 59, 250_000, tzinfo=dt.UTC),
+          dt.datetime(1900, 1, 1, 0, 0, 0, 500_000, tzinfo=dt.UTC)]
+
+
+def align_micros(align: dt.datetime | None) -> int:
+    if align is None:
+        return 0
+    delta = align - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * SECOND + delta.microseconds
+
+
+@settings(max_examples=10)
+@given(rows=event_rows(), size=st.sampled_from(DURATIONS), hop=st.sampled_from(DURATIONS),
+       align=st.sampled_from(ALIGNS), key=st.sampled_from(KEYS), interval=st.booleans())
+def test_hopping_windows_match_oracle(spark: SparkSession, rows: list[dict[str, Any]],
+                                      size: str, hop: str, align: dt.datetime | None,
+                                      key: list[str], interval: bool) -> None:
+    ev = to_events(spark, rows, interval, key)
+    actual = collect(ev.window(ws.Hopping(size, hop, align=align)).agg(*AGGS), key)
+    expected = hopping(rows, time="ts", end="te" if interval else None, key=key,
+                       order=None, columns=columns(interval), size=micros(size), hop=micros(hop),
+                       align=align_micros(align), output="windows", aggs=AGGS)
+    check(actual, sort_output(expected, key), rows)
+
+
+@settings(max_examples=10)
+@given(rows=event_rows(small=True), size=st.sampled_from(DURATIONS),
+       hop=st.sampled_from(DURATIONS), align=st.sampled_from(ALIGNS),
+       key=st.sampled_from(KEYS), interval=st.booleans())
+def test_hopping_changes_match_oracle(spark: SparkSession, rows: list[dict[str, Any]],
+                                      size: str, hop: str, align: dt.datetime | None,
+                                      key: list[str], interval: bool) -> None:
+    if micros(hop) > micros(size):
+        size, hop = hop, size
+    ev = to_events(spark, rows, interval, key)
+    window = ws.Hopping(size, hop, align=align, output="changes")
+    actual = collect(ev.window(window).agg(*EXACT), key)
+    expected = hopping(rows, time="ts", end="te" if interval else None, key=key,
+                       order=None, columns=columns(interval), size=micros(size), hop=micros(hop),
+                       align=align_micros(align), output="changes", aggs=EXACT)
+    check(actual, sort_output(expected, key), rows)
+
+
+@settings(max_examples=10)
+@given(rows=event_rows(), size=st.sampled_from(DURATIONS), align=st.sampled_from(ALIGNS),
+       key=st.sampled_from(KEYS), interval=st.booleans())
+def test_tumbling_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]], size: str,
+                                 align: dt.datetime | None, key: list[str],
+                                 interval: bool) -> None:
+    ev = to_events(spark, rows, interval, key)
+    actual = collect(ev.window(ws.Tumbling(size, align=align)).agg(*AGGS), key)
+    expected = hopping(rows, time="ts", end="te" if interval else None, key=key,
+                       order=None, columns=columns(interval), size=micros(size), hop=micros(size),
+                       align=align_micros(align), output="windows", aggs=AGGS)
+    check(actual, sort_output(expected, key), rows)
+
+
+@settings(max_examples=10)
+@given(rows=event_rows(), key=st.sampled_from(KEYS), interval=st.booleans())
+def test_snapshot_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],
+                                 key: list[str], interval: bool) -> None:
+    ev = to_events(spark, rows, interval, key)
+    actual = collect(ev.window(ws.Snapshot()).agg(*AGGS), key)
+    expected = snapshot(rows, time="ts", end="te" if interval else None, key=key,
+                        order=None, columns=columns(interval), aggs=AGGS)
+    check(actual, sort_output(expected, key), rows)
+
+
+@settings(max_examples=10)
+@given(rows=event_rows(), key=st.sampled_from(KEYS), interval=st.booleans(),
+       n=st.integers(1, 4))
+def test_count_by_start_time_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],
+                                            key: list[str], interval: bool, n: int) -> None:
+    ev = to_events(spark, rows, interval, key)
+    actual = collect(ev.window(ws.CountByStartTime(n)).agg(*AGGS), key)
+    expected = count_by_start_time(rows, time="ts", end="te" if interval else None, key=key,
+                                   order=None, columns=columns(interval), n=n, aggs=AGGS)
+    check(actual, sort_output(expected, key), rows)
+
+
+# ------------------------------------------- point events: Spark's own window() agrees
+
+
+def spark_windows(ev: ws.Events, size: str, hop: str, offset_us: int) -> list[tuple[Any, ...]]:
+    """Hand-written PySpark: groupBy(key, window(ts, size, slide, startTime))."""
+    size_us, hop_us = micros(size), micros(hop)
+    grouped = ev.df.groupBy("k", F.window("ts", f"{size_us} microseconds",
+                                          f"{hop_us} microseconds",
+                                          f"{offset_us % hop_us} microseconds"))
+    out = grouped.agg(F.count(F.lit(1)).alias("count"),
+                      F.coalesce(F.sum("i"), F.lit(0)).alias("sum_i"),
+                      F.max("s").alias("max_s"))
+    rows = out.select("k", F.unix_micros("window.start").alias("a"),
+                      F.unix_micros("window.end").alias("b"), "count", "sum_i", "max_s")
+    return sorted((tuple(r) for r in rows.collect()), key=repr)
+
+
+@settings(max_examples=10)
+@given(rows=event_rows(), size=st.sampled_from(DURATIONS), hop=st.sampled_from(DURATIONS),
+       align=st.sampled_from(ALIGNS), tumbling=st.booleans())
+def test_point_windows_agree_with_spark_window(spark: SparkSession,
+                                               rows: list[dict[str, Any]], size: str,
+                                               hop: str, align: dt.datetime | None,
+                                               tumbling: bool) -> None:
+    if micros(hop) > micros(size):
+        size, hop = hop, size  # Spark's window() needs slide <= size
+    if tumbling:
+        hop = size
+    ev = to_events(spark, rows, interval=False, key=["k"])
+    window = ws.Tumbling(size, align=align) if tumbling else ws.Hopping(size, hop,
+                                                                        align=align)
+    ours = ev.window(window).agg(ws.count(), ws.sum("i"), ws.max("s"))
+    got = sorted((tuple(r) for r in ours.select(
+        "k", F.unix_micros("window_start"), F.unix_micros("window_end"), "count", "sum_i",
+        "max_s").collect()), key=repr)
+    assert got == spark_windows(ev, size, hop, align_micros(align))
+
+
+# ------------------------------------------------- events spanning very many windows
+
+
+def test_an_event_spanning_a_million_windows_is_one_change(spark: SparkSession) -> None:
+    # [0, 1 s) with windows of 2 µs every 1 µs: a million windows, all holding the
+    # event and nothing else, so one result valid from the end of the first window
+    # [-1, 1) (1 µs) to one hop after the end of the last window [1 s - 1 µs, 1 s + 1 µs)
+    # (1 s + 2 µs); the open-ended event
+    # starting at 5 s gives one row to the end of time.
+    df = spark.createDataFrame([(0, SECOND, 1.0), (5 * SECOND, None, 2.0)],
+                               "t long, e long, v double").select(
+        F.timestamp_micros("t").alias("ts"), F.timestamp_micros("e").alias("te"), "v")
+    ev = ws.events(df, time="ts", end="te")
+    result = ev.window(ws.Hopping("2us", "1us", output="changes")).agg(ws.count(),
+                                                                      ws.sum("v"))
+    assert [tuple(r) for r in result.select(
+        F.unix_micros("window_start"), F.unix_micros("window_end"), "count", "sum_v")
+        .orderBy("window_start").collect()] == [
+        (1, SECOND + 2, 1, 1.0), (5 * SECOND + 1, None, 1, 2.0)]

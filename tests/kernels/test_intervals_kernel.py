@@ -1,0 +1,255 @@
+"""The interval-windows kernel against the brute-force oracle, without Spark: rows are
+sorted as Spark sorts them (key, time, tie-break), cut into small Arrow batches and fed
+to the kernel exactly as mapInArrow would."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle import _sorted_by_key, assert_rows_match, sort_output
+from oracle_intervals import count_by_start_time, hopping, snapshot
+
+import wisp as ws
+from wisp.engine.arrow import AggregateJob
+from wisp.engine.streaminsight import HORIZON_END, HORIZON_START, IntervalKernel
+from wisp.kernels import intervals as iv
+from wisp.plan.streaminsight import IntervalWindow
+from wisp.spec.aggregates import Aggregation
+
+COLUMNS = ["k", "t", "e", "v", "i", "s", "seq"]
+TYPES = {"k": pa.string(), "t": pa.int64(), "e": pa.int64(), "v": pa.float64(),
+         "i": pa.int64(), "s": pa.string(), "seq": pa.int32()}
+CLASSES = {"v": "float", "i": "integer", "s": "ordered"}
+
+
+def span(values: Any, times: Any) -> int | None:
+    return int(max(times) - min(times)) if len(times) else None
+
+
+AGGS: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
+    ws.first("v"), ws.last("s"), ws.collect("v"), ws.sum("i"), ws.max("s"),
+    ws.stddev("v"), ws.time_weighted_mean("v"), ws.time_weighted_mean("i"),
+    ws.udaf(span, "v", returns="long").alias("span_v"),
+]
+SUMMABLE: list[Aggregation] = [ws.count(), ws.count("v"), ws.sum("i"),
+                                ws.count("s").alias("n_s")]  # no member lists needed
+FLOATS = ("sum_v", "mean_v", "stddev_v", "time_weighted_mean_v")
+
+
+def output_type(agg: Aggregation) -> pa.DataType:
+    if agg.fn == "count":
+        return pa.int64()
+    if agg.fn == "udaf":
+        return pa.int64()
+    if agg.fn in ("mean", "stddev", "variance", "time_weighted_mean"):
+        return pa.float64()
+    if agg.fn == "collect":
+        assert agg.col is not None
+        return pa.list_(TYPES[agg.col])
+    assert agg.col is not None
+    return TYPES[agg.col]
+
+
+def run_kernel(rows: list[dict[str, Any]], *, interval: bool, key: list[str],
+               window: IntervalWindow, aggs: list[Aggregation],
+               order: str | None = None) -> list[dict[str, Any]]:
+    # sorted as Spark sorts them: key, time, then every other column but the end
+    tie_break = [c for c in COLUMNS if c != "e"] if interval else COLUMNS
+    ordered = [r for _, members in _sorted_by_key(rows, time="t", key=key, order=order,
+                                                  columns=tie_break) for r in members]
+    names = [*key, "t", *(["e"] if interval else []), "v", "i", "s"]
+    data = {c: pa.array([r[c] for r in ordered], TYPES[c]) for c in names}
+    if interval and window.kind == "hopping" and window.output == "windows":
+        newest = max((r["t"] for r in rows), default=None)
+        ends = [r["e"] for r in rows if r["e"] is not None]
+        data[HORIZON_START] = pa.array([newest] * len(ordered), pa.int64())
+        data[HORIZON_END] = pa.array([max(ends) if ends else None] * len(ordered), pa.int64())
+    table = pa.table(data)
+    fields = [pa.field(k, pa.string()) for k in key]
+    fields += [pa.field(c, pa.int64()) for c in ("window_start", "window_end", "time")]
+    fields += [pa.field(a.output_name, output_type(a)) for a in aggs]
+    kernel = IntervalKernel(
+        keys=tuple(key), time="t", end="e" if interval else None, time_kind="integer",
+        time_scale=0, window=window,
+        aggregates=tuple(AggregateJob(a.fn, a.col, CLASSES.get(a.col or "", "none"),
+                                      output_type(a), a.func) for a in aggs),
+        schema=pa.schema(fields))
+    out = [b.to_pylist() for b in kernel(iter(table.to_batches(max_chunksize=3)))]
+    return sort_output([r for batch in out for r in batch], key)
+
+
+def check(actual: list[dict[str, Any]], expected: list[dict[str, Any]],
+          rows: list[dict[str, Any]]) -> None:
+    scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
+    assert_rows_match(actual, expected, scales=dict.fromkeys(FLOATS, max(scale, 1.0)))
+
+
+values = st.one_of(st.none(), st.just(math.nan),
+                   st.floats(min_value=-1e9, max_value=1e9, allow_nan=False),
+                   st.sampled_from([0.0, -0.0, 1.5, 1e9]))
+
+
+@st.composite
+def interval_rows(draw: st.DrawFn, grid: tuple[int, int] = (0, 1),
+                  small_values: bool = False) -> list[dict[str, Any]]:
+    base = draw(st.sampled_from([0, -1_000_003, 10**12 + 7]))
+    align, hop = grid
+    rows = []
+    for _ in range(draw(st.integers(0, 14))):
+        t = base + draw(st.integers(-15, 15))
+        if draw(st.booleans()):  # exactly on a window boundary
+            t -= (t - align) % max(hop, 1)
+        shape = draw(st.sampled_from(["open", "short", "long", "zero", "boundary"]))
+        if shape == "open":
+            e = None
+        elif shape == "short":
+            e = t + draw(st.integers(1, 4))
+        elif shape == "long":
+            e = t + draw(st.integers(5, 60))
+        elif shape == "zero":
+            e = t
+        else:
+            e = t + draw(st.integers(1, 20))
+            e += (align - e) % max(hop, 1)
+        rows.append({
+            "k": draw(st.sampled_from(["a", "b", None])), "t": t, "e": e,
+            "v": float(draw(st.integers(-5, 5))) if small_values else draw(values),
+            "i": draw(st.one_of(st.none(), st.integers(-9, 9) if small_values
+                                else st.integers(-10**12, 10**12))),
+            "s": draw(st.one_of(st.none(), st.sampled_from(["x", "y", ""]))),
+            "seq": draw(st.integers(0, 3)),
+        })
+    return rows
+
+
+@st.composite
+def hop_case(draw: st.DrawFn) -> tuple[int, int, int, list[dict[str, Any]]]:
+    size = draw(st.integers(1, 7))
+    hop = draw(st.integers(1, 9))
+    align = draw(st.integers(-20, 20))
+    return size, hop, align, draw(interval_rows((align, hop)))
+
+
+KEYS = [[], ["k"]]
+
+
+@settings(max_examples=120)
+@given(case=hop_case(), key=st.sampled_from(KEYS), interval=st.booleans(),
+       aggs=st.sampled_from([AGGS, SUMMABLE]))
+def test_hopping_windows_match_oracle(case: tuple[int, int, int, list[dict[str, Any]]],
+                                      key: list[str], interval: bool,
+                                      aggs: list[Aggregation]) -> None:
+    size, hop, align, rows = case
+    window = IntervalWindow("hopping", size=size, hop=hop, align=align, output="windows")
+    actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=aggs)
+    expected = hopping(rows, time="t", end="e" if interval else None, key=key, order=None,
+                       columns=COLUMNS, size=size, hop=hop, align=align, output="windows",
+                       aggs=aggs)
+    check(actual, sort_output(expected, key), rows)
+
+
+@st.composite
+def changes_case(draw: st.DrawFn) -> tuple[int, int, int, list[dict[str, Any]]]:
+    size = draw(st.integers(1, 7))
+    hop = draw(st.integers(1, size))
+    align = draw(st.integers(-20, 20))
+    return size, hop, align, draw(interval_rows((align, hop), small_values=True))
+
+
+EXACT_AGGS: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.sum("i"), ws.min("v"), ws.max("s"), ws.first("v"),
+    ws.last("s"), ws.collect("i"), ws.time_weighted_mean("i"), ws.time_weighted_mean("v")]
+
+
+@settings(max_examples=120)
+@given(case=changes_case(), key=st.sampled_from(KEYS), interval=st.booleans(),
+       aggs=st.sampled_from([EXACT_AGGS, SUMMABLE]))
+def test_hopping_changes_match_oracle(case: tuple[int, int, int, list[dict[str, Any]]],
+                                      key: list[str], interval: bool,
+                                      aggs: list[Aggregation]) -> None:
+    # small integer values: results are exact, so "equal results merge" is decided the
+    # same way by both sides
+    size, hop, align, rows = case
+    window = IntervalWindow("hopping", size=size, hop=hop, align=align, output="changes")
+    actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=aggs)
+    expected = hopping(rows, time="t", end="e" if interval else None, key=key, order=None,
+                       columns=COLUMNS, size=size, hop=hop, align=align, output="changes",
+                       aggs=aggs)
+    check(actual, sort_output(expected, key), rows)
+
+
+@settings(max_examples=120)
+@given(rows=interval_rows(), key=st.sampled_from(KEYS), interval=st.booleans(),
+       aggs=st.sampled_from([AGGS, SUMMABLE]))
+def test_snapshot_matches_oracle(rows: list[dict[str, Any]], key: list[str],
+                                 interval: bool, aggs: list[Aggregation]) -> None:
+    window = IntervalWindow("snapshot")
+    actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=aggs)
+    expected = snapshot(rows, time="t", end="e" if interval else None, key=key, order=None,
+                        columns=COLUMNS, aggs=aggs)
+    check(actual, sort_output(expected, key), rows)
+
+
+@settings(max_examples=120)
+@given(rows=interval_rows(), key=st.sampled_from(KEYS), interval=st.booleans(),
+       n=st.integers(1, 4), use_order=st.booleans())
+def test_count_by_start_time_matches_oracle(rows: list[dict[str, Any]], key: list[str],
+                                            interval: bool, n: int, use_order: bool) -> None:
+    order = "seq" if use_order else None
+    window = IntervalWindow("count", n=n)
+    actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=AGGS,
+                        order=order)
+    expected = count_by_start_time(rows, time="t", end="e" if interval else None, key=key,
+                                   order=order, columns=COLUMNS, n=n, aggs=AGGS)
+    check(actual, sort_output(expected, key), rows)
+
+
+# ------------------------------------------------------------------ cost: O(1) groups
+
+
+def test_counts_need_no_member_lists() -> None:
+    # a thousand open-ended events and a thousand short ones: counting lists no members
+    start = np.arange(2000, dtype=np.int64)
+    end = np.where(start < 1000, iv.END_OF_TIME, start + 1)
+    groups, rows = iv.hopping(start, end, 3, 1, 0, output="windows", horizon=2001,
+                              split_partial=False, gather=False)
+    assert not groups.gathered and len(groups.positions) == 0
+    counts = iv.group_sums(groups.event_first, groups.event_stop,
+                           np.ones(2000, np.int64), groups.base_count)[groups.base_of]
+    by_window = dict(zip(rows.start.tolist(), counts[rows.group].tolist(), strict=True))
+    # window [1500, 1503): the 1000 open events and the points 1500, 1501, 1502
+    assert by_window[1500] == 1003
+    assert by_window[2001] == 1000  # the row standing for every window from 2001 on
+
+
+def test_an_open_event_and_a_long_event_cost_one_group_each() -> None:
+    start = np.array([0, 10], dtype=np.int64)
+    end = np.array([iv.END_OF_TIME, 10 + 1_000_000_000], dtype=np.int64)
+    groups, rows = iv.hopping(start, end, 5, 1, 0, output="changes",
+                              horizon=int(iv.END_OF_TIME), split_partial=False)
+    # runs: only e0; e0 and e1 (a billion windows); e0 alone again
+    assert len(groups.positions) == 4
+    assert rows.start.tolist() == [1, 11, 1_000_000_015]
+    assert rows.end_known.tolist() == [True, True, False]
+
+
+def test_time_weighted_runs_split_only_where_a_member_is_partial() -> None:
+    start = np.array([0], dtype=np.int64)
+    end = np.array([1_000_000_000], dtype=np.int64)
+    groups, rows = iv.hopping(start, end, 4, 2, 0, output="changes",
+                              horizon=int(iv.END_OF_TIME), split_partial=True)
+    # windows [-2, 2) and [999_999_998, 1_000_000_002) are partial; the rest is one run
+    assert len(rows.group) <= 5
+    assert len(groups.positions) <= 5
+
+
+@pytest.mark.parametrize(("t", "expected"), [(0, -1), (1, 1), (2, 1), (-1, -1), (-2, -3)])
+def test_floor_to_grid_before_the_epoch(t: int, expected: int) -> None:
+    assert iv.floor_to_grid(np.array([t]), 1, 2).tolist() == [expected]

@@ -14,13 +14,12 @@ def test_public_names_are_pinned() -> None:
                     and not isinstance(getattr(wisp, name), types.ModuleType))
     assert public == sorted(wisp.__all__)
     assert sorted(wisp.__all__) == [
-        "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping",
-        "Punctuation", "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time",
-        "Trailing", "Tumbling", "WispError", "WispInputError", "WispUnsupportedError",
-        "clock", "collect", "count", "cron", "daily", "events", "explain", "first",
-        "from_edges", "hourly", "last", "max", "mean", "min", "monthly", "report",
-        "session", "snap_to_hops", "stddev", "sum", "time_weighted_mean", "udaf", "variance", "weekly",
-        "yearly"]
+        "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping", "Punctuation",
+        "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time", "Trailing",
+        "Tumbling", "WispError", "WispInputError", "WispUnsupportedError", "clock", "collect",
+        "count", "cron", "daily", "events", "explain", "first", "from_edges", "hourly", "last",
+        "max", "mean", "min", "monthly", "report", "session", "snap_to_hops", "stddev", "sum",
+        "time_weighted_mean", "udaf", "variance", "weekly", "yearly"]
 
 
 def test_errors_are_value_errors_where_the_caller_passed_a_bad_value() -> None:

@@ -30,10 +30,11 @@ from ..events import Events
 from ..kernels import dynamic as dk
 from ..kernels.frames import shifted
 from ..plan.dynamic import Bound, ClockTicks, DynamicDetails
-from ..plan.nodes import Plan, ResolvedAggregation
+from ..plan.nodes import Plan
 from .arrow import AggregateJob, aggregate, arrow_type, key_runs
 from .arrow_codec import DAY, decimal_unscaled, from_ticks, to_ticks, validity
 from .columns import col, guarded, is_missing_time, null_time_message, output_time_type
+from .layout import aggregate_jobs, by_key, output_fields
 
 KIND, TIME, START, END, OBSOLETE = ("__wisp_kind", "__wisp_time", "__wisp_start",
                                     "__wisp_end", "__wisp_obsolete")
@@ -200,23 +201,6 @@ def ticks_or_zero(array: pa.Array, kind: str) -> npt.NDArray[Any]:
 # --------------------------------------------------------------------------- Spark
 
 
-def aggregate_jobs(plan: Plan) -> tuple[AggregateJob, ...]:
-    return tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
-                              arrow_type(r.output_type), r.aggregation.func)
-                 for r in plan.aggregations)
-
-
-def output_fields(events: Events, aggregations: tuple[ResolvedAggregation, ...]
-                  ) -> list[T.StructField]:
-    """Key columns, window_start, window_end, time, then one field per aggregation."""
-    time_type = output_time_type(events.time)
-    fields = [f for k in events.key for f in events.df.schema.fields if f.name == k]
-    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
-               T.StructField("time", time_type)]
-    fields += [T.StructField(r.name, r.output_type) for r in aggregations]
-    return fields
-
-
 def value_columns(plan: Plan) -> list[str]:
     keys = set(plan.events.key)
     return [c for c in dict.fromkeys(r.aggregation.col for r in plan.aggregations
@@ -280,10 +264,7 @@ def dynamic(plan: Plan, observation: Observation) -> DataFrame:
             *[col(c).alias(a) for c, a in zip(details.anchor_tie_break, anchor_ties,
                                               strict=True)])
         table = source.unionByName(rows)
-    partitioned = table.repartition(*[col(k) for k in keys]) if keys else table.repartition(1)
-    ordering = [col(c).asc_nulls_first()
-                for c in [*keys, TIME, KIND, *event_ties, *anchor_ties]]
-    narrow = partitioned.sortWithinPartitions(*ordering)
+    narrow = by_key(table, keys, [TIME, KIND, *event_ties, *anchor_ties])
     fields = output_fields(events, plan.aggregations)
     check = details.check_obsolete and details.anchors is not None
     if check:

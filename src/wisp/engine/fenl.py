@@ -29,9 +29,10 @@ from ..kernels import fenl as kf
 from ..plan.fenl import TickDetails
 from ..plan.nodes import Plan
 from ..spec.windows import CalendarTick
-from .arrow import AggregateJob, aggregate, arrow_type, key_runs
+from .arrow import AggregateJob, aggregate, key_runs
 from .arrow_codec import from_ticks, to_ticks, with_nulls
-from .columns import col, guarded, output_time_type
+from .columns import col, guarded
+from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
 
 HIDDEN_TICK = "__wisp_tick__"
 HIDDEN_NEWEST = "__wisp_newest__"
@@ -152,28 +153,18 @@ def build(plan: Plan, observation: Observation) -> DataFrame:
         newest = events.df.agg(F.max(col(events.time.name)).alias(newest_column))
         df = df.crossJoin(newest)
         hidden.append(newest_column)
-    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
-    ordering = [col(c).asc_nulls_first() for c in [*keys, events.time.name, *plan.tie_break]]
-    needed = list(dict.fromkeys(
-        [*keys, events.time.name, *hidden,
-         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
-    narrow = partitioned.sortWithinPartitions(*ordering).select(*[col(c) for c in needed])
-    time_type = output_time_type(events.time)
-    fields = [f for k in keys for f in events.df.schema.fields if f.name == k]
-    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
-               T.StructField("time", time_type)]
-    fields += [T.StructField(r.name, r.output_type) for r in plan.aggregations]
-    schema = T.StructType(fields)
+    needed = list(dict.fromkeys([*keys, events.time.name, *hidden,
+                                 *aggregation_columns(plan)]))
+    narrow = by_key(df, keys, [events.time.name, *plan.tie_break]).select(
+        *[col(c) for c in needed])
+    fields = output_fields(events, plan.aggregations)
     kernel = TickKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, calendar=details.calendar, n=details.n,
         partial=details.partial, emit=details.emit, trailing=details.trailing,
-        aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
-                                      arrow_type(r.output_type), r.aggregation.func)
-                         for r in plan.aggregations),
-        schema=pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields]),
+        aggregates=aggregate_jobs(plan), schema=arrow_schema(fields),
         tick_column=tick_column, newest_column=newest_column)
-    return narrow.mapInArrow(kernel, schema)
+    return narrow.mapInArrow(kernel, T.StructType(fields))
 
 
 def unused(name: str, taken: list[str]) -> str:

@@ -16,10 +16,11 @@ from pyspark.sql import types as T
 from ..kernels import sessions as sk
 from ..plan.dynamic import SessionDetails
 from ..plan.nodes import Plan
-from .arrow import AggregateJob, aggregate, arrow_type, key_runs
+from .arrow import AggregateJob, aggregate, key_runs
 from .arrow_codec import from_ticks, to_ticks, validity
 from .columns import col, guarded
-from .dynamic import aggregate_jobs, output_fields, ticks_or_zero, value_columns
+from .dynamic import ticks_or_zero, value_columns
+from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
 
 END = "__wisp_end"
 
@@ -80,18 +81,16 @@ def sessions(plan: Plan, observation: Observation) -> DataFrame:
         early = col(events.end) < col(events.time.name)
         df = df.filter(F.when(early, F.raise_error(F.lit(end_message(plan))))
                        .otherwise(F.lit(True)))
-    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
-    ordering = [col(c).asc_nulls_first() for c in [*keys, events.time.name, *plan.tie_break]]
     needed = list(dict.fromkeys([*keys, events.time.name, *value_columns(plan)]))
     selected = [col(c) for c in needed]
     if events.end is not None:
         selected.append(col(events.end).alias(END))
-    narrow = partitioned.sortWithinPartitions(*ordering).select(*selected)
+    narrow = by_key(df, keys, [events.time.name, *plan.tie_break]).select(*selected)
     fields = output_fields(events, plan.aggregations)
     kernel = SessionKernel(
         keys=tuple(keys), time=events.time.name,
         end=None if events.end is None else END, time_kind=events.time.kind,
         time_scale=events.time.scale, gap=details.gap, max_duration=details.max_duration,
         aggregates=aggregate_jobs(plan),
-        schema=pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields]))
+        schema=arrow_schema(fields))
     return narrow.mapInArrow(kernel, T.StructType(fields))

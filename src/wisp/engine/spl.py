@@ -26,9 +26,10 @@ from ..kernels import spl as ks
 from ..kernels import window_agg as wa
 from ..plan.nodes import Plan
 from ..plan.spl import ResolvedPolicy, SplDetails
-from .arrow import AggregateJob, aggregate, arrow_type, key_runs, scaled, to_arrow
+from .arrow import AggregateJob, aggregate, key_runs, scaled, to_arrow
 from .arrow_codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
-from .columns import col, guarded, output_time_type
+from .columns import col, guarded
+from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
 
 
 @dataclass(frozen=True)
@@ -165,25 +166,13 @@ def policy_windows(plan: Plan, observation: Observation) -> DataFrame:
                                and p.attr_kind is not None))
     df = attribute_guard(guarded(events, observation), attrs)
     keys = list(events.key)
-    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
-    ordering = [col(c).asc_nulls_first() for c in [*keys, *details.arrival]]
     needed = list(dict.fromkeys(
         [*keys, events.time.name, *[name for name, _ in attrs],
-         *[p.col for p in policies if p.col is not None],
-         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
-    narrow = partitioned.sortWithinPartitions(*ordering).select(*[col(c) for c in needed])
-    time_type = output_time_type(events.time)
-    fields = [f for k in keys for f in events.df.schema.fields if f.name == k]
-    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
-               T.StructField("time", time_type)]
-    fields += [T.StructField(r.name, r.output_type) for r in plan.aggregations]
-    schema = T.StructType(fields)
-    arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields])
+         *[p.col for p in policies if p.col is not None], *aggregation_columns(plan)]))
+    narrow = by_key(df, keys, details.arrival).select(*[col(c) for c in needed])
+    fields = output_fields(events, plan.aggregations)
     kernel = SplKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, details=details, attrs=tuple(attrs),
-        aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
-                                      arrow_type(r.output_type), r.aggregation.func)
-                         for r in plan.aggregations),
-        schema=arrow_schema)
-    return narrow.mapInArrow(kernel, schema)
+        aggregates=aggregate_jobs(plan), schema=arrow_schema(fields))
+    return narrow.mapInArrow(kernel, T.StructType(fields))

@@ -25,9 +25,10 @@ from ..events import Events
 from ..kernels import intervals as iv
 from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
-from .arrow import AggregateJob, aggregate, arrow_type, key_runs, same_as_previous
+from .arrow import AggregateJob, aggregate, key_runs, same_as_previous
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
-from .columns import col, guarded, output_time_type
+from .columns import col, guarded
+from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
 
 HORIZON_START = "__wisp_newest_start"
 HORIZON_END = "__wisp_newest_end"
@@ -59,10 +60,8 @@ def _needs_horizon(events: Events, window: IntervalWindow) -> bool:
 
 def sorted_by_key(events: Events, df: DataFrame, tie_break: tuple[str, ...],
                   needed: list[str]) -> DataFrame:
-    keys = list(events.key)
-    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
-    ordering = [col(c).asc_nulls_first() for c in [*keys, events.time.name, *tie_break]]
-    return partitioned.sortWithinPartitions(*ordering).select(*[col(c) for c in needed])
+    return by_key(df, events.key, [events.time.name, *tie_break]).select(
+        *[col(c) for c in needed])
 
 
 def intervals(plan: Plan, observation: Observation) -> DataFrame:
@@ -81,20 +80,12 @@ def intervals(plan: Plan, observation: Observation) -> DataFrame:
         df = df.crossJoin(newest)
         needed += [HORIZON_START, HORIZON_END]
     narrow = sorted_by_key(events, df, plan.tie_break, needed)
-    time_type = output_time_type(events.time)
-    fields = [f for k in keys for f in events.df.schema.fields if f.name == k]
-    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
-               T.StructField("time", time_type)]
-    fields += [T.StructField(r.name, r.output_type) for r in plan.aggregations]
-    schema = T.StructType(fields)
+    fields = output_fields(events, plan.aggregations)
     kernel = IntervalKernel(
         keys=tuple(keys), time=events.time.name, end=events.end, time_kind=events.time.kind,
         time_scale=events.time.scale, window=window,
-        aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
-                                      arrow_type(r.output_type), r.aggregation.func)
-                         for r in plan.aggregations),
-        schema=pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields]))
-    return narrow.mapInArrow(kernel, schema)
+        aggregates=aggregate_jobs(plan), schema=arrow_schema(fields))
+    return narrow.mapInArrow(kernel, T.StructType(fields))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""The Spark-side shape every kernel strategy shares: events partitioned by key and
+sorted, the result schema (key columns, window_start, window_end, time, aggregations),
+and the picklable description of each aggregation for the executors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+
+from ..events import Events
+from ..plan.nodes import Plan, ResolvedAggregation
+from .arrow import AggregateJob, arrow_type
+from .columns import col, output_time_type
+
+
+def by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str]) -> DataFrame:
+    """`df` hash-partitioned by `keys` (one partition without keys) and sorted within
+    partitions by `keys` then `order`, nulls first: each key's events arrive at the
+    kernel contiguous and in order."""
+    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
+    return partitioned.sortWithinPartitions(*[col(c).asc_nulls_first()
+                                              for c in [*keys, *order]])
+
+
+def aggregation_columns(plan: Plan) -> list[str]:
+    """The input columns the aggregations read, each once."""
+    return list(dict.fromkeys(r.aggregation.col for r in plan.aggregations
+                              if r.aggregation.col is not None))
+
+
+def output_fields(events: Events, aggregations: Sequence[ResolvedAggregation]
+                  ) -> list[T.StructField]:
+    """Key columns, window_start, window_end, time, then one field per aggregation."""
+    time_type = output_time_type(events.time)
+    fields = [f for k in events.key for f in events.df.schema.fields if f.name == k]
+    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
+               T.StructField("time", time_type)]
+    fields += [T.StructField(r.name, r.output_type) for r in aggregations]
+    return fields
+
+
+def arrow_schema(fields: Sequence[T.StructField]) -> pa.Schema:
+    return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields])
+
+
+def aggregate_jobs(plan: Plan) -> tuple[AggregateJob, ...]:
+    return tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
+                              arrow_type(r.output_type), r.aggregation.func)
+                 for r in plan.aggregations)

@@ -2,8 +2,12 @@
 batches, finds each key's run of events and computes every frame's aggregates at once.
 
 Shape: `repartition(key)` + `sortWithinPartitions(key, time, tie-break)` +
-`mapInArrow(kernel)`. Spark does the one shuffle and the sort (and spills when it must);
-the kernel holds one key's events at a time.
+`mapInArrow(kernel)`. Spark does the one shuffle and the sort (and spills when it must).
+For `Rows` and `Range` frames the kernel streams each key's run in chunks of about
+`CHUNK_ROWS` events, carrying over only the events that later windows can still need
+(the last `-first` events for `Rows`, the events after `t + start` for `Range`), so a hot
+key never sits whole in the Python worker. The running frame (only chosen for
+user-defined aggregates) holds one key's run at a time.
 """
 
 from __future__ import annotations
@@ -46,6 +50,10 @@ class AggregateJob:
     func: Callable[..., Any] | None
 
 
+CHUNK_ROWS = 1 << 16
+"""Events a `Rows`/`Range` kernel gathers before it computes the windows it can."""
+
+
 @dataclass(frozen=True)
 class FrameKernel:
     """The executor side of the frames strategy: picklable, no Spark objects."""
@@ -57,12 +65,88 @@ class FrameKernel:
     frame: Frame
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
+    chunk_rows: int = CHUNK_ROWS
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for group in key_runs(batches, self.keys):
-            out = self.run_group(group)
-            if out.num_rows:
-                yield out
+        if isinstance(self.frame, RunningFrame):
+            for group in key_runs(batches, self.keys):
+                out = self.run_group(group)
+                if out.num_rows:
+                    yield out
+            return
+        yield from self.stream(batches)
+
+    def stream(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Each key's run in chunks: compute the windows whose events have all arrived,
+        keep only the events that the remaining windows can still need."""
+        buffer: pa.Table | None = None
+        base = 0  # position in the key's run of the buffer's first event
+        done = 0  # buffer events before this one have had their window computed
+        for piece, first, last in key_chunks(batches, self.keys, self.chunk_rows):
+            if first or buffer is None:
+                buffer, base, done = piece, 0, 0
+            else:
+                buffer = pa.concat_tables([buffer, piece])
+            if buffer.num_rows == 0:
+                continue
+            ticks = to_ticks(buffer.column(self.time).combine_chunks(), self.time_kind)
+            anchors, lo, hi, ready, keep = self.ready_frames(ticks, base, done, last)
+            if len(anchors):
+                yield self.emit(buffer, ticks, anchors, lo, hi)
+            if not last:
+                buffer = buffer.slice(keep)
+                base, done = base + keep, ready - keep
+
+    def ready_frames(self, ticks: npt.NDArray[Any], base: int, done: int, last: bool
+                     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                npt.NDArray[np.int64], int, int]:
+        """The anchors among buffer positions `done..` whose windows are complete in
+        the buffer (all of them when the key's run ends here), their frames, where the
+        next call starts (`ready`) and the first buffer position to keep (`keep`)."""
+        n = len(ticks)
+        frame = self.frame
+        if isinstance(frame, RowsFrame):
+            ready = n if last else max(done, min(n, n - frame.last))
+            anchors = np.arange(done, ready, dtype=np.int64)
+            if not frame.partial:
+                complete = anchors + base + frame.first >= 0
+                if last:
+                    complete &= anchors + frame.last < n
+                anchors = anchors[complete]
+            lo = np.clip(anchors + frame.first, 0, n)
+            hi = np.maximum(np.clip(anchors + frame.last + 1, 0, n), lo)
+            keep = max(0, min(ready, ready + frame.first))
+            return anchors, lo, hi, ready, min(keep, n)
+        assert isinstance(frame, RangeFrame)
+        if last:
+            ready = n
+        else:
+            ends = fr.shifted(ticks[done:], frame.end)
+            ready = done + int(np.searchsorted(ends, ticks[-1], side="left"))
+        anchors = np.arange(done, ready, dtype=np.int64)
+        lo_all, hi_all = fr.range_frames(ticks, frame.start, frame.end, frame.closed)
+        nxt = min(ready, n - 1)
+        reach = int(np.searchsorted(ticks, fr.shifted(ticks[nxt:nxt + 1], frame.start)[0],
+                                    side="left"))
+        return anchors, lo_all[anchors], hi_all[anchors], ready, min(ready, reach)
+
+    def emit(self, buffer: pa.Table, ticks: npt.NDArray[Any], anchors: npt.NDArray[np.int64],
+             lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> pa.RecordBatch:
+        """The output rows of `anchors` (key columns, bounds, time, aggregates)."""
+        m = len(anchors)
+        start, end, known = self.bounds(ticks, anchors, lo, hi)
+        columns: list[pa.Array] = []
+        first_row = pa.array(np.zeros(m, dtype=np.int64))
+        for key in self.keys:
+            columns.append(buffer.column(key).slice(0, 1).combine_chunks().take(first_row))
+        columns.append(from_ticks(start, known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(end, known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(ticks[anchors], np.ones(m, dtype=bool), self.time_kind,
+                                  self.time_scale))
+        memo: dict[tuple[str, ...], Any] = {}
+        for job in self.aggregates:
+            columns.append(aggregate(job, buffer, ticks, lo, hi, memo))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
     def frames(self, ticks: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], ...]:
         n = len(ticks)
@@ -114,13 +198,29 @@ class FrameKernel:
 
 
 def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
-              lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> pa.Array:
-    """One aggregation over every frame of one key's run."""
+              lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+              memo: dict[tuple[str, ...], Any] | None = None) -> pa.Array:
+    """One aggregation over every frame of one key's run. `memo` (optional) shares the
+    column conversions, valid counts and float sums between the aggregations of one
+    call (mean reuses sum's frame sums)."""
     if job.column is None:
         return to_arrow(wa.count_rows(lo, hi), None, job)
-    column = group.column(job.column).combine_chunks()
-    valid = validity(column)
+    memo = {} if memo is None else memo
+    name = job.column
+    if ("column", name) not in memo:
+        column = group.column(name).combine_chunks()
+        memo[("column", name)] = column, validity(column)
+    column, valid = memo[("column", name)]
     fn = job.fn
+    if fn in ("sum", "mean") and job.value_class == "float":
+        if ("sum", name) not in memo:
+            values = numeric_values(column, job.value_class)
+            memo[("sum", name)] = wa.frame_sum(values, valid, lo, hi)
+        sums = memo[("sum", name)]
+        if fn == "sum":
+            return to_arrow(sums, column, job)
+        return to_arrow(wa.frame_mean(values=np.zeros(0), valid=valid, lo=lo, hi=hi,
+                                      sums=sums.values), column, job)
     if fn == "count":
         return to_arrow(wa.count_valid(valid, lo, hi), column, job)
     if fn in ("first", "last"):
@@ -225,6 +325,56 @@ def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterat
         yield pa.Table.from_batches(pending)
 
 
+def key_slices(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterator[
+        tuple[pa.RecordBatch, bool]]:
+    """Split a stream of batches, sorted by key, at every change of key: each slice
+    holds one key, with whether it begins a new key's run."""
+    previous: pa.RecordBatch | None = None
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        new = previous is None
+        if previous is not None and keys:
+            glue = [previous.slice(previous.num_rows - 1), batch.slice(0, 1)]
+            new = not all(same_as_previous(pa.concat_arrays([g.column(k) for g in glue]))[0]
+                          for k in keys)
+        cuts = [0]
+        if keys and batch.num_rows > 1:
+            same = np.ones(batch.num_rows - 1, dtype=bool)
+            for k in keys:
+                same &= same_as_previous(batch.column(k))
+            cuts += (np.nonzero(~same)[0] + 1).tolist()
+        cuts.append(batch.num_rows)
+        for index, (begin, stop) in enumerate(itertools.pairwise(cuts)):
+            yield batch.slice(begin, stop - begin), new or index > 0
+        previous = batch
+
+
+def key_chunks(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...], limit: int
+               ) -> Iterator[tuple[pa.Table, bool, bool]]:
+    """Each key's run as consecutive tables of about `limit` rows or more (fewer at the
+    end of a run): `(table, first, last)`, `first` when it begins the key's run, `last`
+    when it ends it (then the table may be empty)."""
+    pending: list[pa.RecordBatch] = []
+    rows = 0
+    first = True
+    open_run = False
+    schema: pa.Schema | None = None
+    for piece, new in key_slices(batches, keys):
+        schema = piece.schema
+        if new and open_run:
+            yield pa.Table.from_batches(pending, schema=schema), first, True
+            pending, rows, first = [], 0, True
+        open_run = True
+        pending.append(piece)
+        rows += piece.num_rows
+        if rows >= limit:
+            yield pa.Table.from_batches(pending, schema=schema), first, False
+            pending, rows, first = [], 0, False
+    if open_run:
+        yield pa.Table.from_batches(pending, schema=schema), first, True
+
+
 def frames(plan: Plan, observation: Observation) -> DataFrame:
     """Build the Spark plan of the frames strategy."""
     events = plan.events
@@ -249,7 +399,7 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
         aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
                                       arrow_type(r.output_type), r.aggregation.func)
                          for r in plan.aggregations),
-        schema=arrow_schema)
+        schema=arrow_schema, chunk_rows=CHUNK_ROWS)
     return narrow.mapInArrow(kernel, schema)
 
 

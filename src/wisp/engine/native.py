@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Observation, Window, WindowSpec
 from pyspark.sql import functions as F
 
-from ..plan.nodes import Plan, ResolvedAggregation
+from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
 from .columns import col, guarded, output_time_type
 
 
@@ -56,3 +56,40 @@ def running(plan: Plan, observation: Observation) -> DataFrame:
         time.cast(time_type).alias("time"),
         *[_aggregate(r, frame) for r in plan.aggregations],
     )
+
+
+def frames(plan: Plan, observation: Observation) -> DataFrame:
+    """A narrow `Rows` window that contains its anchor (`first <= 0 <= last`) with
+    Spark's own sliding ROWS frame, ordered by time and the tie-break columns: one output
+    per anchor (only complete windows unless partial). `window_start`/`window_end` are
+    the times of the frame's first and last events: the time `-first` rows back (or the
+    key's first time when the frame is clipped) and `last` rows ahead (or the key's last
+    time)."""
+    events = plan.events
+    frame = plan.details
+    assert isinstance(frame, RowsFrame) and frame.first <= 0 <= frame.last
+    df = guarded(events, observation)
+    time = col(events.time.name)
+    ordering = [time.asc_nulls_first()] + [col(c).asc_nulls_first() for c in plan.tie_break]
+    spec = (Window.partitionBy(*[col(k) for k in events.key]) if events.key else Window
+            ).orderBy(*ordering)
+    sliding = spec.rowsBetween(frame.first, frame.last)
+    whole = spec.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    time_type = output_time_type(events.time)
+    before = F.lag(time, -frame.first).over(spec) if frame.first < 0 else time
+    after = F.lead(time, frame.last).over(spec) if frame.last > 0 else time
+    start = F.coalesce(before, F.min(time).over(whole)) if frame.first < 0 else before
+    end = F.coalesce(after, F.max(time).over(whole)) if frame.last > 0 else after
+    out = df.select(
+        *[col(k) for k in events.key],
+        start.cast(time_type).alias("window_start"),
+        end.cast(time_type).alias("window_end"),
+        time.cast(time_type).alias("time"),
+        *[_aggregate(r, sliding) for r in plan.aggregations],
+        *([] if frame.partial else [before.isNotNull().alias("__wisp_before"),
+                                     after.isNotNull().alias("__wisp_after")]),
+    )
+    if frame.partial:
+        return out
+    return out.filter(col("__wisp_before") & col("__wisp_after")).drop(
+        "__wisp_before", "__wisp_after")

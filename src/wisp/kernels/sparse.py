@@ -121,10 +121,11 @@ def _moments_scan(states: State, reverse: bool) -> State:
         values = mean
     has = valid.any(axis=1)
     first = np.where(has, values[np.arange(len(values)), valid.argmax(axis=1)], 0.0)
-    centred = np.where(valid, values - first[:, None], 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: NaN, as Spark
+        centred = np.where(valid, values - first[:, None], 0.0)
+        s1 = np.cumsum(centred, axis=1)
+        s2 = np.cumsum(centred * centred, axis=1)
     n = np.cumsum(valid, axis=1).astype(np.float64)
-    s1 = np.cumsum(centred, axis=1)
-    s2 = np.cumsum(centred * centred, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         out_mean = np.where(n > 0, first[:, None] + s1 / n, 0.0)
         out_m2 = np.where(n > 0, np.maximum(s2 - s1 * s1 / n, 0.0), 0.0)

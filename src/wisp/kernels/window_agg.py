@@ -2,8 +2,9 @@
 
 Every function here costs O(n log n) at most, whatever the frames' widths: counts and
 integer sums by prefix differences (exact: integers wrap modulo 2^64 and the window's
-own sum is recovered exactly), everything else by the disjoint sparse table of
-`sparse.py`, which only ever adds values that lie inside the window.
+own sum is recovered exactly), everything else by the blocked prefix/suffix scans of
+`blocked.py` (O(n) for fixed-width frames) backed by the disjoint sparse table of
+`sparse.py`; both only ever add values that lie inside the window.
 
 Results are `Values` (numpy values with a validity mask), `Take` (positions into the
 input column, for results that are input values: first, last, min/max of non-numeric
@@ -19,7 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .sparse import extreme_monoid, moments_monoid, range_query, sum_monoid
+from .blocked import blocked_query
+from .sparse import extreme_monoid, moments_monoid, sum_monoid
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -84,15 +86,20 @@ def frame_sum(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
             sums = _prefix(masked)
             return Values(sums[hi] - sums[lo], everywhere)
     masked_f = np.where(valid, values.astype(np.float64), 0.0)
-    (sums_f,) = range_query((masked_f,), lo, hi, sum_monoid())
+    (sums_f,) = blocked_query((masked_f,), lo, hi, sum_monoid())
     return Values(sums_f, everywhere)
 
 
 def frame_mean(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
-               hi: IntArray) -> Values:
-    """Mean of the non-null values as a double; null over a frame without any."""
-    counts = valid_counts(valid, lo, hi)
-    sums = frame_sum(values, valid, lo, hi).values
+               hi: IntArray, sums: npt.NDArray[Any] | None = None,
+               counts: IntArray | None = None) -> Values:
+    """Mean of the non-null values as a double; null over a frame without any.
+    `sums` and `counts`, when given, are the frames' sums and valid counts already
+    computed (they are not recomputed)."""
+    if counts is None:
+        counts = valid_counts(valid, lo, hi)
+    if sums is None:
+        sums = frame_sum(values, valid, lo, hi).values
     with np.errstate(divide="ignore", invalid="ignore"):
         means = np.where(counts > 0, sums.astype(np.float64) / np.maximum(counts, 1), 0.0)
     return Values(means, counts > 0)
@@ -106,14 +113,14 @@ def frame_extreme(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: Int
         data = values.astype(np.float64)
         monoid = extreme_monoid(kind, data.dtype)
         ident = monoid.identity[0]
-        (result,) = range_query((np.where(valid, data, ident),), lo, hi, monoid)
+        (result,) = blocked_query((np.where(valid, data, ident),), lo, hi, monoid)
         if kind == "min":
             numbers = valid_counts(valid & ~np.isnan(data), lo, hi)
             result = np.where((counts > 0) & (numbers == 0), np.nan, result)
         return Values(result, counts > 0)
     data_i = values.astype(np.int64)
     monoid = extreme_monoid(kind, data_i.dtype)
-    (result_i,) = range_query((np.where(valid, data_i, monoid.identity[0]),), lo, hi,
+    (result_i,) = blocked_query((np.where(valid, data_i, monoid.identity[0]),), lo, hi,
                               monoid)
     return Values(result_i, counts > 0)
 
@@ -146,7 +153,7 @@ def frame_moments(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: Int
     """Sample `variance` or `stddev` (n - 1); null below two non-null values."""
     data = values.astype(np.float64)
     leaves = (valid.astype(np.float64), np.where(valid, data, 0.0), np.zeros(len(data)))
-    counts, _, m2 = range_query(leaves, lo, hi, moments_monoid())
+    counts, _, m2 = blocked_query(leaves, lo, hi, moments_monoid())
     enough = counts >= 2
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)

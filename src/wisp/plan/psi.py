@@ -11,6 +11,12 @@ from .planner import tie_break_columns
 from .ticks import resolve_duration
 
 FRAME_STRATEGIES = ("native-running", "arrow-frames")
+NATIVE_ROWS_MAX = 32
+"""The widest `Rows` window Spark's own sliding frame runs (it re-aggregates every
+frame: O(n*w)); wider ones, or with other aggregations, run the Arrow kernel."""
+NATIVE_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "ordered", "other"),
+              "sum": ("float",), "mean": ("float",),
+              "min": ("integer", "float"), "max": ("integer", "float")}
 
 
 def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> None:
@@ -32,11 +38,15 @@ def _frames_plan(events: Events, window: Rows | Range | None, frame: Frame,
         bounds = "by binary search of t+start and t+end in the sorted times"
     else:
         bounds = "from the key's first event to the anchor"
+    streamed = ("each key's run streamed in chunks that keep only the events later "
+                "windows need" if frame is not None and not isinstance(frame, RunningFrame)
+                else "one key's run at a time")
     how = ("Spark hash-partitions by key and sorts within partitions by key, time and "
            "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
-           f"walks each key's run of events: window bounds {bounds}; counts and integer "
-           "sums by prefix differences; float sums, means, min/max, variance and stddev "
-           "by a disjoint sparse table, which only adds values inside each window.")
+           f"walks the sorted events, {streamed}: window bounds {bounds}; counts and "
+           "integer sums by prefix differences; float sums, means, min/max, variance and "
+           "stddev by blocked prefix/suffix scans (O(n) for fixed-width frames), which "
+           "only add values inside each window.")
     return Plan(events, window, resolved, "arrow-frames", reason, how, "arrow:frames",
                 tie_break_columns(events), frame)
 
@@ -47,9 +57,33 @@ def plan_rows(events: Events, window: Rows, resolved: tuple[ResolvedAggregation,
     if strategy == "native-running":
         raise bad_value("strategy", "'arrow-frames' for Rows windows", strategy)
     frame = RowsFrame(window.first_index, window.last_index, window.partial)
+    width = frame.last - frame.first + 1
+    if strategy is None and native_rows(frame, resolved):
+        how = (f"Spark's window operator with a ROWS BETWEEN {-frame.first} PRECEDING AND "
+               f"{frame.last} FOLLOWING frame, partitioned by key and ordered by time and "
+               "the tie-break columns (one shuffle and sort); window bounds by lag/lead"
+               f"{'' if frame.partial else ', complete windows kept by a filter'}.")
+        return Plan(events, window, resolved, "native-frames",
+                    f"the window holds at most {width} events (<= {NATIVE_ROWS_MAX}) and "
+                    "every aggregation has a native form: re-aggregating so few values per "
+                    "row in Spark's own operator is cheaper than the round trip to an Arrow "
+                    "kernel", how, "native:frames", tie_break_columns(events), frame)
+    reason = ("Spark's sliding frames re-aggregate every frame (O(n*w)); the kernel costs "
+              "O(n) per key for fixed-width frames whatever the window's width")
+    if strategy is None and width <= NATIVE_ROWS_MAX:
+        reason = ("an aggregation or the window's position (not containing its anchor) has "
+                  "no exact native sliding form here, so the kernel runs it")
     return _frames_plan(events, window, frame, resolved,
-                        "Spark's sliding frames re-aggregate every frame (O(n*w)); the "
-                        "kernel costs O(n log n) per key whatever the window's width")
+                        "requested" if strategy == "arrow-frames" else reason)
+
+
+def native_rows(frame: RowsFrame, resolved: tuple[ResolvedAggregation, ...]) -> bool:
+    """A narrow `Rows` frame containing its anchor, with aggregations whose native sliding
+    form gives wisp's results exactly: counts, float sums and means (each frame summed on
+    its own, no running differences), integer and float min/max."""
+    if not frame.first <= 0 <= frame.last or frame.last - frame.first + 1 > NATIVE_ROWS_MAX:
+        return False
+    return all(r.value_class in NATIVE_FNS.get(r.aggregation.fn, ()) for r in resolved)
 
 
 def plan_range(events: Events, window: Range, resolved: tuple[ResolvedAggregation, ...],
@@ -60,8 +94,9 @@ def plan_range(events: Events, window: Range, resolved: tuple[ResolvedAggregatio
     frame = RangeFrame(resolve_duration(window.start, events.time, "start"),
                        resolve_duration(window.end, events.time, "end"), window.closed)
     return _frames_plan(events, window, frame, resolved,
-                        "Spark's sliding frames re-aggregate every frame (O(n*w)); the "
-                        "kernel costs O(n log n) per key whatever the window's width")
+                        "Spark's sliding frames re-aggregate every frame (O(n*w)) and a "
+                        "time frame's width in events is not known when planning; the "
+                        "kernel costs O(n) to O(n log w) per key whatever the width")
 
 
 def plan_cumulative(events: Events, window: None, resolved: tuple[ResolvedAggregation, ...],

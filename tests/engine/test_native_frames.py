@@ -1,0 +1,89 @@
+"""The `native-frames` strategy (narrow `Rows` windows on Spark's own sliding frame)
+against the brute-force oracle, and the planner's choice between it and the kernel."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle import assert_rows_match, rows_window, sort_output
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import wisp as ws
+from wisp.spec.aggregates import Aggregation
+from wisp.windowed import _run_of, run
+
+pytestmark = pytest.mark.spark
+
+COLUMNS = ["k", "ts", "v", "i", "seq"]
+AGGREGATIONS: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
+    ws.min("i"), ws.max("i"), ws.count("i")]
+SCALE = ws.udaf(lambda v, t: math.fsum(abs(x) for x in v if x == x), "v").alias("__scale")
+
+values = st.one_of(st.none(), st.just(math.nan), st.sampled_from([1e12, -1e12, 1e-3, 0.0]),
+                   st.floats(-1e9, 1e9, allow_nan=False))
+
+
+@st.composite
+def event_rows(draw: st.DrawFn) -> list[dict[str, Any]]:
+    n = draw(st.integers(0, 30))
+    return [{"k": draw(st.sampled_from(["a", "b", None])),
+             "ts": draw(st.integers(-6, 6)) * 1_000_000 + draw(st.sampled_from([0, 0, 1])),
+             "v": draw(values), "i": draw(st.one_of(st.none(), st.integers(-10**12, 10**12))),
+             "seq": i} for i in range(n)]
+
+
+def to_frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
+    data = [(r["k"], r["ts"], r["v"], r["i"], r["seq"]) for r in rows]
+    df = spark.createDataFrame(data, "k string, t long, v double, i long, seq int")
+    return df.select("k", F.timestamp_micros("t").alias("ts"), "v", "i", "seq")
+
+
+@settings(max_examples=20)
+@given(rows=event_rows(), before=st.integers(0, 5), after=st.integers(0, 3),
+       partial=st.booleans(), use_order=st.booleans())
+def test_native_frames_match_oracle(spark: SparkSession, rows: list[dict[str, Any]],
+                                    before: int, after: int, partial: bool,
+                                    use_order: bool) -> None:
+    window = ws.Rows(-before, after, partial=partial)
+    order = "seq" if use_order else None
+    ev = ws.events(to_frame(spark, rows), time="ts", key="k", order=order)
+    result = run(ev, window, AGGREGATIONS)
+    assert _run_of(result).plan.strategy == "native-frames"
+    converted = result.withColumns({c: F.unix_micros(c)
+                                    for c in ("window_start", "window_end", "time")})
+    actual = sort_output([r.asDict() for r in converted.collect()], ["k"])
+    expected = sort_output(rows_window(rows, time="ts", key=["k"], order=order,
+                                       columns=COLUMNS, window=window,
+                                       aggs=[*AGGREGATIONS, SCALE]), ["k"])
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected, strict=True):
+        scale = want.pop("__scale")
+        assert_rows_match([got], [want], scales=dict.fromkeys(("sum_v", "mean_v"), scale))
+
+
+def strategy_of(ev: ws.Events, window: ws.Rows, *aggs: Aggregation,
+                strategy: str | None = None) -> str:
+    return _run_of(run(ev, window, aggs, strategy=strategy)).plan.strategy
+
+
+def test_planner_choice(spark: SparkSession) -> None:
+    ev = ws.events(to_frame(spark, []), time="ts", key="k")
+    assert strategy_of(ev, ws.Rows(-31, 0), ws.sum("v")) == "native-frames"
+    assert strategy_of(ev, ws.Rows(-32, 0), ws.sum("v")) == "arrow-frames"  # 33 wide
+    assert strategy_of(ev, ws.Rows(-3, -1), ws.sum("v")) == "arrow-frames"  # no anchor
+    assert strategy_of(ev, ws.Rows(-3, 0), ws.sum("i")) == "arrow-frames"  # int sums wrap
+    assert strategy_of(ev, ws.Rows(-3, 0), ws.collect("v")) == "arrow-frames"
+    assert strategy_of(ev, ws.Rows(-3, 0), ws.sum("v"), strategy="arrow-frames") == \
+        "arrow-frames"
+    text = ws.explain(run(ev, ws.Rows(-9, 0), [ws.mean("v")]))
+    assert "Strategy native-frames: Spark's window operator with a ROWS BETWEEN 9 " \
+           "PRECEDING AND 0 FOLLOWING frame" in text
+    assert "Why: the window holds at most 10 events (<= 32)" in text
+    text = ws.explain(run(ev, ws.Rows(-999, 0), [ws.mean("v")]))
+    assert "Strategy arrow-frames" in text and "blocked prefix/suffix scans" in text

@@ -36,7 +36,7 @@ from .arrow_codec import (
     to_ticks,
     validity,
 )
-from .columns import col, guarded, output_time_type
+from .columns import col, guarded
 
 
 @dataclass(frozen=True)
@@ -377,30 +377,25 @@ def key_chunks(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...], limit: 
 
 def frames(plan: Plan, observation: Observation) -> DataFrame:
     """Build the Spark plan of the frames strategy."""
+    from .layout import (  # layout builds on this module's AggregateJob and arrow_type
+        aggregate_jobs,
+        aggregation_columns,
+        arrow_schema,
+        by_key,
+        output_fields,
+    )
+
     events = plan.events
-    df = guarded(events, observation)
     keys = list(events.key)
-    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
-    ordering = [col(c).asc_nulls_first() for c in [*keys, events.time.name, *plan.tie_break]]
-    needed = list(dict.fromkeys(
-        [*keys, events.time.name,
-         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
-    narrow = partitioned.sortWithinPartitions(*ordering).select(*[col(c) for c in needed])
-    time_type = output_time_type(events.time)
-    fields = [f for k in keys for f in events.df.schema.fields if f.name == k]
-    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
-               T.StructField("time", time_type)]
-    fields += [T.StructField(r.name, r.output_type) for r in plan.aggregations]
-    schema = T.StructType(fields)
-    arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields])
+    needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan)]))
+    narrow = by_key(guarded(events, observation), keys,
+                    [events.time.name, *plan.tie_break]).select(*[col(c) for c in needed])
+    fields = output_fields(events, plan.aggregations)
     kernel = FrameKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
-        time_scale=events.time.scale, frame=plan.details,
-        aggregates=tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
-                                      arrow_type(r.output_type), r.aggregation.func)
-                         for r in plan.aggregations),
-        schema=arrow_schema, chunk_rows=CHUNK_ROWS)
-    return narrow.mapInArrow(kernel, schema)
+        time_scale=events.time.scale, frame=plan.details, aggregates=aggregate_jobs(plan),
+        schema=arrow_schema(fields), chunk_rows=CHUNK_ROWS)
+    return narrow.mapInArrow(kernel, T.StructType(fields))
 
 
 def arrow_type(data_type: T.DataType) -> pa.DataType:

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pyspark.errors import PythonException
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -347,11 +346,6 @@ def test_nan_values_leave_the_window(values_ev: ws.Events, strategy: Any) -> Non
                 [{"max_x": NAN, "min_x": NAN, "sum_x": NAN, "mean_x": NAN}])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "arrow-frames sums decimals as int64 unscaled values (kernels/window_agg.frame_sum, "
-    "prefix differences that wrap modulo 2^64): a decimal(18,0) window sum beyond 2^63 "
-    "wraps to -8546744073709551616 instead of the exact 9900000000000000000 that the "
-    "decimal(28,0) output type holds (and the native strategy returns)"))
 def test_decimal_sum_beyond_int64_is_exact(spark: SparkSession) -> None:
     big = Decimal("900000000000000000")  # 9e17: 11 of them exceed 2^63 ~ 9.22e18
     df = spark.createDataFrame([("k", t, big) for t in range(11)],
@@ -365,12 +359,6 @@ def test_decimal_sum_beyond_int64_is_exact(spark: SparkSession) -> None:
     assert [r.sum_v for r in sorted_rows(frames, "time")] == expected
 
 
-@pytest.mark.xfail(strict=True, raises=PythonException, reason=(
-    "arrow-frames reads decimal values as int64 unscaled integers "
-    "(engine/arrow_codec.decimal_unscaled): a decimal(20,2) value 99999999999999999.99 "
-    "fails inside the Python worker with ValueError 'wisp: decimal values beyond 18 "
-    "digits are not supported here' (not a WispError, not raised at agg()); the native "
-    "strategy computes the same sums exactly"))
 def test_decimal_values_beyond_18_digits(spark: SparkSession) -> None:
     df = spark.createDataFrame([("k", 1, Decimal("99999999999999999.99")),
                                 ("k", 2, Decimal("1.00"))], "k string, t long, v decimal(20,2)")
@@ -382,10 +370,6 @@ def test_decimal_values_beyond_18_digits(spark: SparkSession) -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "long sum overflow: with spark.sql.ansi.enabled=true (Spark 4's default) the "
-    "native strategy fails with ARITHMETIC_OVERFLOW, but arrow-frames silently wraps "
-    "(3 * 2^62 gives -4611686018427387904, a negative sum of positive values)"))
 def test_long_sum_overflow_is_not_silent(spark: SparkSession) -> None:
     assert spark.conf.get("spark.sql.ansi.enabled") == "true"
     df = spark.createDataFrame([("k", t, 2**62) for t in range(3)],

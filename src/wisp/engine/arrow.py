@@ -234,7 +234,7 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
                   else scaled(numeric_values(column, job.value_class), job, column))
         results = wa.frame_apply(job.func, values, ticks, valid, lo, hi)
         return pa.array(results, type=job.output_type)
-    if fn in ("min", "max") and job.value_class == "ordered":
+    if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
         return to_arrow(wa.frame_extreme_by_rank(fn, dense_ranks(column), valid, lo, hi),
                         column, job)
     values = numeric_values(column, job.value_class)
@@ -269,15 +269,25 @@ def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> p
         return pa.ListArray.from_arrays(offsets, items).cast(job.output_type)
     target = job.output_type
     if pa.types.is_decimal(target):
-        return decimal_from_unscaled(result.values.astype(np.int64), result.valid,
-                                     target.precision, target.scale)
+        unscaled = result.values
+        if unscaled.dtype != object:
+            unscaled = unscaled.astype(np.int64)
+        return decimal_from_unscaled(unscaled, result.valid, target.precision, target.scale)
     if pa.types.is_boolean(target):
         return pa.array(result.values.astype(bool), pa.bool_(), mask=~result.valid)
     if pa.types.is_floating(target):
         return pa.array(result.values.astype(np.float64), pa.float64(),
                         mask=~result.valid).cast(target)
-    return pa.array(result.values.astype(np.int64), pa.int64(), mask=~result.valid).cast(
-        target)
+    values = result.values
+    if values.dtype == object:
+        limit = 1 << 63
+        if any(not -limit <= int(v) < limit for v, ok in zip(values, result.valid,
+                                                              strict=True) if ok):
+            raise ArithmeticError(
+                f"wisp: {job.fn}({job.column}) overflows a long (64-bit) result, as Spark's "
+                "ARITHMETIC_OVERFLOW reports in ANSI mode; cast the column to a decimal")
+        values = values.astype(np.int64)
+    return pa.array(values.astype(np.int64), pa.int64(), mask=~result.valid).cast(target)
 
 
 def same_as_previous(column: pa.Array) -> npt.NDArray[np.bool_]:

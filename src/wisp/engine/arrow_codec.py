@@ -17,25 +17,37 @@ def validity(array: pa.Array) -> npt.NDArray[np.bool_]:
     return np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def decimal_unscaled(array: pa.Array) -> npt.NDArray[np.int64]:
-    """The unscaled integers of a decimal128 array (nulls as 0); the values must fit in
-    64 bits (18 digits), else a `ValueError`."""
+def decimal_unscaled(array: pa.Array) -> npt.NDArray[Any]:
+    """The unscaled integers of a decimal128 array (nulls as 0): int64 when every value
+    fits in 64 bits, else exact Python integers (an object array)."""
     array = array.cast(pa.decimal128(38, array.type.scale)) if array.type.bit_width != 128 \
         else array
     words = np.frombuffer(array.buffers()[1], dtype=np.int64).reshape(-1, 2)
     words = words[array.offset:array.offset + len(array)]
     low, high = words[:, 0].copy(), words[:, 1]
-    if np.any(high != (low >> 63)):
-        raise ValueError("wisp: decimal values beyond 18 digits are not supported here")
-    low[~validity(array)] = 0
+    valid = validity(array)
+    if np.any((high != (low >> 63)) & valid):
+        exact = np.array([(int(h) << 64) + (int(lo) & 0xFFFF_FFFF_FFFF_FFFF)
+                          for lo, h in zip(low, high, strict=True)], dtype=object)
+        exact[~valid] = 0
+        return exact
+    low[~valid] = 0
     return low
 
 
-def decimal_from_unscaled(unscaled: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_],
+def decimal_from_unscaled(unscaled: npt.NDArray[Any], valid: npt.NDArray[np.bool_],
                           precision: int, scale: int) -> pa.Array:
+    """A decimal128 array from unscaled integers (int64, or Python ints up to 128 bits)."""
     words = np.empty((len(unscaled), 2), dtype=np.int64)
-    words[:, 0] = unscaled
-    words[:, 1] = unscaled >> 63
+    if unscaled.dtype == object:
+        for i, value in enumerate(unscaled):
+            number = int(value) if valid[i] else 0
+            low = number & 0xFFFF_FFFF_FFFF_FFFF
+            words[i, 0] = low - (1 << 64) if low >= 1 << 63 else low
+            words[i, 1] = number >> 64
+    else:
+        words[:, 0] = unscaled
+        words[:, 1] = unscaled >> 63
     array = pa.Array.from_buffers(pa.decimal128(precision, scale), len(unscaled),
                                   [None, pa.py_buffer(words.tobytes())])
     return with_nulls(array, valid)

@@ -80,11 +80,18 @@ def frame_sum(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
               hi: IntArray) -> Values:
     """Sum of the non-null values (0 over a frame without any)."""
     everywhere = np.ones(len(lo), dtype=bool)
+    if values.dtype == object:  # integers beyond 64 bits (wide decimals): exact
+        exact = _prefix(np.where(valid, values, 0).astype(object))
+        return Values(exact[hi] - exact[lo], everywhere)
     if values.dtype.kind in "iub":
         masked = np.where(valid, values, 0).astype(np.int64)
-        with np.errstate(over="ignore"):
-            sums = _prefix(masked)
-            return Values(sums[hi] - sums[lo], everywhere)
+        largest = max(abs(int(masked.max(initial=0))), abs(int(masked.min(initial=0))))
+        widest = largest * int((hi - lo).max(initial=0))
+        if widest >= 1 << 63:  # a window sum may leave 64 bits: add exactly instead
+            exact = _prefix(masked.astype(object))
+            return Values(exact[hi] - exact[lo], everywhere)
+        sums = _prefix(masked)
+        return Values(sums[hi] - sums[lo], everywhere)
     masked_f = np.where(valid, values.astype(np.float64), 0.0)
     (sums_f,) = blocked_query((masked_f,), lo, hi, sum_monoid())
     return Values(sums_f, everywhere)

@@ -290,6 +290,22 @@ def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> p
     return pa.array(values.astype(np.int64), pa.int64(), mask=~result.valid).cast(target)
 
 
+class PerKeyKernel:
+    """Base of the executor-side kernels that take one key's whole run at a time: the
+    mapInArrow function (`__call__`) hands each key's run to `run_group`."""
+
+    keys: tuple[str, ...]
+
+    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+        raise NotImplementedError
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for group in key_runs(batches, self.keys):
+            out = self.run_group(group)
+            if out.num_rows:
+                yield out
+
+
 def same_as_previous(column: pa.Array) -> npt.NDArray[np.bool_]:
     """For rows 1..n-1: is the value equal to the row before (null equals null, NaN
     equals NaN)?"""

@@ -14,7 +14,6 @@ period, `window_end` the row's time (event rows) or the tick (tick rows).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +28,7 @@ from ..kernels import fenl as kf
 from ..plan.fenl import TickDetails
 from ..plan.nodes import Plan
 from ..spec.windows import CalendarTick
-from .arrow import AggregateJob, aggregate, key_runs
+from .arrow import AggregateJob, PerKeyKernel, aggregate
 from .arrow_codec import from_ticks, to_ticks, with_nulls
 from .columns import col, guarded
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
@@ -59,7 +58,7 @@ def _concat(parts: list[Rows]) -> Rows:
 
 
 @dataclass(frozen=True)
-class TickKernel:
+class TickKernel(PerKeyKernel):
     """The executor side: picklable, no Spark objects."""
 
     keys: tuple[str, ...]
@@ -75,12 +74,6 @@ class TickKernel:
     schema: pa.Schema
     tick_column: str = HIDDEN_TICK
     newest_column: str = HIDDEN_NEWEST
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for group in key_runs(batches, self.keys):
-            out = self.run_group(group)
-            if out.num_rows:
-                yield out
 
     def predicate_rows(self, group: pa.Table, times: IntArray) -> Rows:
         flags = np.asarray(pc.fill_null(group.column(self.tick_column).combine_chunks(), False)

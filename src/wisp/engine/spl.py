@@ -10,7 +10,6 @@ arrival order, else over per-tuple ranges of firings (`kernels.spl.Stabbing`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,14 +25,14 @@ from ..kernels import spl as ks
 from ..kernels import window_agg as wa
 from ..plan.nodes import Plan
 from ..plan.spl import ResolvedPolicy, SplDetails
-from .arrow import AggregateJob, aggregate, key_runs, scaled, to_arrow
+from .arrow import AggregateJob, PerKeyKernel, aggregate, scaled, to_arrow
 from .arrow_codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
 
 
 @dataclass(frozen=True)
-class SplKernel:
+class SplKernel(PerKeyKernel):
     """The executor side: picklable, no Spark objects."""
 
     keys: tuple[str, ...]
@@ -44,12 +43,6 @@ class SplKernel:
     attrs: tuple[tuple[str, str], ...]  # (column, kind) of each delta attribute
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for group in key_runs(batches, self.keys):
-            out = self.run_group(group)
-            if out.num_rows:
-                yield out
 
     def policy(self, p: ResolvedPolicy) -> ks.Policy:
         attr = [name for name, _ in self.attrs].index(p.attr) if p.attr is not None else 0

@@ -9,7 +9,6 @@ made per (event, window) pair.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,7 @@ from ..events import Events
 from ..kernels import intervals as iv
 from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
-from .arrow import AggregateJob, aggregate, key_runs, same_as_previous
+from .arrow import AggregateJob, PerKeyKernel, aggregate, same_as_previous
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
@@ -89,7 +88,7 @@ def intervals(plan: Plan, observation: Observation) -> DataFrame:
 
 
 @dataclass(frozen=True)
-class IntervalKernel:
+class IntervalKernel(PerKeyKernel):
     """The executor side: picklable, no Spark objects."""
 
     keys: tuple[str, ...]
@@ -100,12 +99,6 @@ class IntervalKernel:
     window: IntervalWindow
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for group in key_runs(batches, self.keys):
-            out = self.run_group(group)
-            if out.num_rows:
-                yield out
 
     def lifetimes(self, group: pa.Table) -> tuple[iv.IntArray, iv.IntArray]:
         times = group.column(self.time).combine_chunks()

@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, DataFrameReader, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from .engine.columns import fail_where
 from .errors import WispInputError, bad_value, did_you_mean
 from .events import Events
 from .spec import aggregates, policies, windows
@@ -447,9 +448,8 @@ def read_input(spark: SparkSession, query: Query, path: str) -> Input:
     if spec.on_malformed == "drop":
         df = df.filter(~bad)
     else:
-        df = df.filter(F.when(bad, F.raise_error(F.concat(F.lit(malformed_message(fmt)),
-                                                          F.col(MALFORMED_COLUMN))))
-                       .otherwise(F.lit(True)))
+        df = fail_where(df, bad, F.concat(F.lit(malformed_message(fmt)),
+                                          F.col(MALFORMED_COLUMN)))
     return Input(df.drop(MALFORMED_COLUMN), fmt, observation)
 
 

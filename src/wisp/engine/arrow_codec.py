@@ -111,3 +111,19 @@ def dense_ranks(array: pa.Array) -> npt.NDArray[np.int64]:
     """Each value's dense rank in ascending order (equal values share a rank)."""
     ranks = pc.rank(array, sort_keys="ascending", tiebreaker="dense")
     return np.asarray(ranks.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def ticks_or_zero(array: pa.Array, kind: str) -> npt.NDArray[Any]:
+    """A time column that may hold nulls as ticks (nulls as 0; see `validity`)."""
+    if array.null_count == 0:
+        return to_ticks(array, kind)
+    if kind == "decimal":
+        return decimal_unscaled(array)
+    if kind == "float":
+        return np.asarray(pc.fill_null(array, 0.0).to_numpy(zero_copy_only=False),
+                          dtype=np.float64)
+    if kind == "date":
+        days = pc.fill_null(array.cast(pa.int32()), 0)
+        return np.asarray(days.to_numpy(zero_copy_only=False), dtype=np.int64) * DAY
+    filled = pc.fill_null(array.cast(pa.int64()), 0)
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.int64)

@@ -38,6 +38,13 @@ def is_missing_time(time: TimeColumn) -> Column:
     return t.isNull() | F.isnan(t) if time.kind == "float" else t.isNull()
 
 
+def fail_where(df: DataFrame, condition: Column, message: str | Column) -> DataFrame:
+    """`df` unchanged, except that the query fails with `message` (wisp's error text) at
+    the first row where `condition` holds: bad data is never dropped silently."""
+    text = F.lit(message) if isinstance(message, str) else message
+    return df.filter(F.when(condition, F.raise_error(text)).otherwise(F.lit(True)))
+
+
 def guarded(events: Events, observation: Observation) -> DataFrame:
     """The events' DataFrame with the data guards of its null-time policy: rows with a
     null time fail the query (policy "error") or are dropped and counted (policy "drop").
@@ -47,5 +54,14 @@ def guarded(events: Events, observation: Observation) -> DataFrame:
                            F.count_if(missing).alias("rejected_null_time"))
     if events.on_null_time == "drop":
         return df.filter(~missing)
-    return df.filter(F.when(missing, F.raise_error(F.lit(null_time_message(events.time))))
-                     .otherwise(F.lit(True)))
+    return fail_where(df, missing, null_time_message(events.time))
+
+
+def interval_guarded(events: Events, observation: Observation,
+                     end_message: str | Column) -> DataFrame:
+    """`guarded`, and for interval events a row whose end is before its time fails the
+    query with `end_message`, as a null time does."""
+    df = guarded(events, observation)
+    if events.end is None:
+        return df
+    return fail_where(df, col(events.end) < col(events.time.name), end_message)

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -32,8 +31,8 @@ from ..kernels.frames import shifted
 from ..plan.dynamic import Bound, ClockTicks, DynamicDetails
 from ..plan.nodes import Plan
 from .arrow import AggregateJob, aggregate, arrow_type, key_runs
-from .arrow_codec import DAY, decimal_unscaled, from_ticks, to_ticks, validity
-from .columns import col, guarded, is_missing_time, null_time_message, output_time_type
+from .arrow_codec import DAY, from_ticks, ticks_or_zero, to_ticks, validity
+from .columns import col, fail_where, guarded, is_missing_time, null_time_message, output_time_type
 from .layout import aggregate_jobs, by_key, output_fields
 
 KIND, TIME, START, END, OBSOLETE = ("__wisp_kind", "__wisp_time", "__wisp_start",
@@ -182,22 +181,6 @@ class DynamicKernel:
         return str(int(ticks))
 
 
-def ticks_or_zero(array: pa.Array, kind: str) -> npt.NDArray[Any]:
-    """A time column that may hold nulls as ticks (nulls as 0; see `validity`)."""
-    if array.null_count == 0:
-        return to_ticks(array, kind)
-    if kind == "decimal":
-        return decimal_unscaled(array)
-    if kind == "float":
-        return np.asarray(pc.fill_null(array, 0.0).to_numpy(zero_copy_only=False),
-                          dtype=np.float64)
-    if kind == "date":
-        days = pc.fill_null(array.cast(pa.int32()), 0)
-        return np.asarray(days.to_numpy(zero_copy_only=False), dtype=np.int64) * DAY
-    filled = pc.fill_null(array.cast(pa.int64()), 0)
-    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
 # --------------------------------------------------------------------------- Spark
 
 
@@ -213,8 +196,7 @@ def without_null_times(anchors: Events) -> DataFrame:
     if anchors.on_null_time == "drop":
         return anchors.df.filter(~missing)
     message = null_time_message(anchors.time).replace("`time`", "anchor `time`")
-    return anchors.df.filter(F.when(missing, F.raise_error(F.lit(message)))
-                             .otherwise(F.lit(True)))
+    return fail_where(anchors.df, missing, message)
 
 
 def _bound_job(bound: Bound, column: str) -> BoundJob:
@@ -280,5 +262,4 @@ def dynamic(plan: Plan, observation: Observation) -> DataFrame:
     if not check:
         return result
     violation = col(VIOLATION)
-    return result.filter(F.when(violation.isNotNull(), F.raise_error(violation))
-                         .otherwise(F.lit(True))).drop(VIOLATION)
+    return fail_where(result, violation.isNotNull(), violation).drop(VIOLATION)

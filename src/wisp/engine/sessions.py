@@ -10,17 +10,15 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, Observation
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..kernels import sessions as sk
 from ..plan.dynamic import SessionDetails
 from ..plan.nodes import Plan
 from .arrow import AggregateJob, aggregate, key_runs
-from .arrow_codec import from_ticks, to_ticks, validity
-from .columns import col, guarded
-from .dynamic import ticks_or_zero, value_columns
-from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
+from .arrow_codec import from_ticks, ticks_or_zero, to_ticks, validity
+from .columns import col, interval_guarded
+from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
 
 END = "__wisp_end"
 
@@ -76,12 +74,8 @@ def sessions(plan: Plan, observation: Observation) -> DataFrame:
     events = plan.events
     details: SessionDetails = plan.details
     keys = list(events.key)
-    df = guarded(events, observation)
-    if events.end is not None:
-        early = col(events.end) < col(events.time.name)
-        df = df.filter(F.when(early, F.raise_error(F.lit(end_message(plan))))
-                       .otherwise(F.lit(True)))
-    needed = list(dict.fromkeys([*keys, events.time.name, *value_columns(plan)]))
+    df = interval_guarded(events, observation, end_message(plan))
+    needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan)]))
     selected = [col(c) for c in needed]
     if events.end is not None:
         selected.append(col(events.end).alias(END))

@@ -27,7 +27,7 @@ from ..plan.nodes import Plan
 from ..plan.spl import ResolvedPolicy, SplDetails
 from .arrow import AggregateJob, PerKeyKernel, aggregate, scaled, to_arrow
 from .arrow_codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
-from .columns import col, guarded
+from .columns import col, fail_where, guarded
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
 
 
@@ -145,7 +145,7 @@ def attribute_guard(df: DataFrame, attrs: list[tuple[str, str]]) -> DataFrame:
             value.isNull()
         message = (f"WispError: `attr` column {name!r} must not be null or NaN (a Delta "
                    "policy compares its values), found a null or NaN value")
-        df = df.filter(F.when(missing, F.raise_error(F.lit(message))).otherwise(F.lit(True)))
+        df = fail_where(df, missing, message)
     return df
 
 

@@ -27,6 +27,7 @@ from ..plan.streaminsight import IntervalWindow
 from .arrow import AggregateJob, PerKeyKernel, aggregate, same_as_previous
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
+from .columns import interval_guarded as checked_intervals
 from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
 
 HORIZON_START = "__wisp_newest_start"
@@ -46,11 +47,9 @@ def end_message(events: Events) -> Column:
 def interval_guarded(events: Events, observation: Observation) -> DataFrame:
     """`guarded` plus the interval check: a row whose end is before its time fails the
     query, as a null time does."""
-    df = guarded(events, observation)
     if events.end is None:
-        return df
-    bad = col(events.end) < col(events.time.name)
-    return df.filter(F.when(bad, F.raise_error(end_message(events))).otherwise(F.lit(True)))
+        return guarded(events, observation)
+    return checked_intervals(events, observation, end_message(events))
 
 
 def _needs_horizon(events: Events, window: IntervalWindow) -> bool:

@@ -27,12 +27,13 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 BASES = [0, -2_208_988_800 * SECOND, 253_402_214_400 * SECOND, -SECOND // 2]
 COLUMNS = ["k", "ts", "te", "v", "i", "s", "seq"]
 SCHEMA = "k string, t long, e long, v double, i long, s string, seq int"
-FLOATS = ("sum_v", "mean_v", "time_weighted_mean_v")
+FLOATS = ("sum_v", "mean_v", "time_weighted_mean_v", "stddev_v")
 
 AGGS: list[Aggregation] = [
     ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("s"),
     ws.first("v"), ws.last("s"), ws.collect("i"), ws.sum("i"), ws.time_weighted_mean("v"),
-    ws.time_weighted_mean("i"),
+    ws.time_weighted_mean("i"), ws.stddev("v"), ws.variance("i"), ws.min("i"), ws.max("v"),
+    ws.mean("i"), ws.last("v"), ws.first("s"), ws.min("s"),
     ws.udaf(lambda v, t: int(max(t) - min(t)) if len(t) else None, "v",
             returns="long").alias("span_v"),
 ]
@@ -235,3 +236,35 @@ def test_an_event_spanning_a_million_windows_is_one_change(spark: SparkSession) 
         F.unix_micros("window_start"), F.unix_micros("window_end"), "count", "sum_v")
         .orderBy("window_start").collect()] == [
         (1, SECOND + 2, 1, 1.0), (5 * SECOND + 1, None, 1, 2.0)]
+
+
+def test_many_open_ended_events_do_not_list_every_windows_members(
+        spark: SparkSession) -> None:
+    # 20 000 events at t = 0, 1, 2, ... (long time); the even ones are open-ended, the
+    # odd ones last one tick. Snapshot segment [t, t + 1) holds the even events up to t,
+    # plus t itself when t is odd; the last segment [20 000, end of time) holds every
+    # even event. Listing each segment's members would take ~10^8 entries.
+    n = 20_000
+    df = spark.range(n).select(
+        F.col("id").alias("t"),
+        F.when(F.col("id") % 2 == 1, F.col("id") + 1).alias("e"),
+        F.col("id").cast("double").alias("v"))
+    ev = ws.events(df, time="t", end="e")
+    out = ev.window(ws.Snapshot()).agg(ws.count(), ws.max("v"), ws.mean("v"),
+                                       ws.stddev("v"), ws.first("v"), ws.last("v"))
+    rows = {r["window_start"]: r for r in out.collect()}
+    assert len(rows) == n + 1
+    # segment [2m+1, 2m+2): evens 0..2m and 2m+1: m + 2 events
+    m = 3_000
+    odd = rows[2 * m + 1]
+    assert (odd["window_end"], odd["count"], odd["max_v"], odd["first_v"], odd["last_v"]) \
+        == (2 * m + 2, m + 2, 2 * m + 1, 0.0, 2 * m + 1)
+    assert odd["mean_v"] == pytest.approx((m * (m + 1) + 2 * m + 1) / (m + 2), rel=1e-12)
+    last = rows[n]
+    assert (last["window_end"], last["count"], last["max_v"], last["last_v"]) == (
+        None, n // 2, n - 2, n - 2)
+    # evens 0, 2, ..., n-2 (h = n/2 values): mean n/2 - 1; the sample variance of
+    # 0, 1, ..., h-1 is h (h+1) / 12, and spacing the values by 2 multiplies it by 4
+    h = n // 2
+    assert last["mean_v"] == pytest.approx(n / 2 - 1, rel=1e-12)
+    assert last["stddev_v"] == pytest.approx(math.sqrt(4 * h * (h + 1) / 12), rel=1e-9)

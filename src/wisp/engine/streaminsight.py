@@ -22,12 +22,14 @@ from pyspark.sql import types as T
 
 from ..events import Events
 from ..kernels import intervals as iv
+from ..kernels import stabbing as sb
 from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
 from .arrow import AggregateJob, PerKeyKernel, aggregate, same_as_previous
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .columns import interval_guarded as checked_intervals
+from .interval_aggregates import needs_members, stabbed
 from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
 
 HORIZON_START = "__wisp_newest_start"
@@ -130,7 +132,7 @@ class IntervalKernel(PerKeyKernel):
     def windows(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray) -> tuple[
             iv.Groups, iv.Rows]:
         w = self.window
-        gather = not all(summable(job) for job in self.aggregates)
+        gather = any(needs_members(job) for job in self.aggregates)
         if w.kind == "snapshot":
             return iv.snapshot(start, end, gather=gather)
         if w.kind == "count":
@@ -146,8 +148,11 @@ class IntervalKernel(PerKeyKernel):
         m = len(rows.group)
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
-        results = [self.aggregate(job, group, start, end, groups).take(pa.array(rows.group))
-                   for job in self.aggregates]
+        where = (sb.cover(groups.event_first, groups.event_stop, groups.base_count)
+                 if self.window.kind != "count" and not all(
+                     needs_members(job) for job in self.aggregates) else None)
+        results = [self.aggregate(job, group, start, end, groups, where).take(
+            pa.array(rows.group)) for job in self.aggregates]
         begin, stop, stop_known = rows.start, rows.end, rows.end_known
         times = rows.time
         if self.window.kind == "hopping" and self.window.output == "changes":
@@ -168,25 +173,13 @@ class IntervalKernel(PerKeyKernel):
         columns += results
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
-    def summed(self, job: AggregateJob, group: pa.Table, groups: iv.Groups) -> pa.Array:
-        """Counts and integer sums per group from a difference array: O(n + groups)."""
-        n = group.num_rows
-        if job.column is None:
-            weights = np.ones(n, np.int64)
-        else:
-            column = group.column(job.column).combine_chunks()
-            valid = validity(column)
-            weights = valid.astype(np.int64) if job.fn == "count" else np.where(
-                valid, numeric_values(column, job.value_class), 0).astype(np.int64)
-        sums = iv.group_sums(groups.event_first, groups.event_stop, weights,
-                             groups.base_count)
-        return pa.array(sums[groups.base_of], pa.int64()).cast(job.output_type)
-
     def aggregate(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
-                  end: iv.IntArray, groups: iv.Groups) -> pa.Array:
-        """One aggregation per group (window order = the key's sorted order)."""
-        if not groups.gathered:
-            return self.summed(job, group, groups)
+                  end: iv.IntArray, groups: iv.Groups, where: sb.Cover | None) -> pa.Array:
+        """One aggregation per group: from the members' cover (`where`, hopping and
+        snapshot windows) without listing members, or over the listed members (count
+        windows, whose members are contiguous, and MEMBER_LISTS aggregates)."""
+        if where is not None and not needs_members(job):
+            return stabbed(job, group, groups, where)
         if job.fn == "time_weighted_mean":
             assert job.column is not None
             positions, weights, lo, hi = iv.clipped_weights(start, end, groups)
@@ -202,12 +195,6 @@ class IntervalKernel(PerKeyKernel):
         taken = group if identity else group.take(pa.array(positions))
         ticks = (start if identity else start[positions]) * self.unit
         return aggregate(job, taken, ticks, groups.lo, groups.hi)
-
-
-def summable(job: AggregateJob) -> bool:
-    """Aggregates computed from a difference array, without listing any window's members:
-    counts, and sums of integers."""
-    return job.fn == "count" or (job.fn == "sum" and job.value_class == "integer")
 
 
 def coalesce(results: list[pa.Array], begin: iv.IntArray, stop: iv.IntArray,

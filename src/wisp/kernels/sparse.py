@@ -135,7 +135,7 @@ def _moments_scan(states: State, reverse: bool) -> State:
     return n, out_mean, out_m2
 
 
-def _moments_combine(a: State, b: State) -> State:
+def moments_combine(a: State, b: State) -> State:
     """Chan et al.'s pairwise merge of (count, mean, M2)."""
     na, ma, qa = a
     nb, mb, qb = b
@@ -150,4 +150,4 @@ def _moments_combine(a: State, b: State) -> State:
 
 def moments_monoid() -> Monoid:
     """(count, mean, M2) of the valid values: leaves are (1, x, 0) or (0, 0, 0)."""
-    return Monoid(identity=(0.0, 0.0, 0.0), scan=_moments_scan, combine=_moments_combine)
+    return Monoid(identity=(0.0, 0.0, 0.0), scan=_moments_scan, combine=moments_combine)

@@ -24,6 +24,7 @@ from wisp.spec.aggregates import Aggregation
 
 Row = dict[str, Any]
 INF = math.inf
+END_OF_TIME = 2**63 - 1
 
 
 def lifetime(row: Row, time: str, end: str | None) -> tuple[int, float]:
@@ -53,6 +54,18 @@ def time_weighted_mean(members: list[Row], col: str, clip: tuple[Any, Any],
     return math.fsum(w * v for w, v in zip(weights, values, strict=True)) / math.fsum(weights)
 
 
+def udaf_over_lifetimes(members: list[Row], agg: Aggregation, clip: tuple[Any, Any],
+                        lifetimes: list[tuple[int, float]]) -> Any:
+    """`func(values, starts, ends)` over the non-null values, each lifetime clipped to
+    `clip` (an end at the end of time is the largest 64-bit integer)."""
+    assert agg.func is not None and agg.col is not None
+    lo, hi = clip
+    kept = [(row[agg.col], max(s, lo), min(e, hi))
+            for (s, e), row in zip(lifetimes, members, strict=True) if row[agg.col] is not None]
+    return agg.func([v for v, _, _ in kept], [s for _, s, _ in kept],
+                    [END_OF_TIME if e == INF else e for _, _, e in kept])
+
+
 def _result(members: list[Row], clip: tuple[Any, Any], *, time: str, end: str | None,
             aggs: Sequence[Aggregation]) -> list[Any]:
     out = []
@@ -61,6 +74,9 @@ def _result(members: list[Row], clip: tuple[Any, Any], *, time: str, end: str | 
             assert agg.col is not None
             out.append(time_weighted_mean(members, agg.col, clip,
                                           [lifetime(r, time, end) for r in members]))
+        elif agg.fn == "udaf" and agg.lifetimes:
+            out.append(udaf_over_lifetimes(members, agg, clip,
+                                           [lifetime(r, time, end) for r in members]))
         else:
             out.append(aggregate(agg, members, time))
     return out

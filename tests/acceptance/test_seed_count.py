@@ -53,6 +53,34 @@ def test_time_weighted_mean_sees_lifetimes_clipped_to_the_span(three: ws.Events)
     assert len(got) == 2
 
 
+def test_a_udaf_sees_lifetimes_clipped_to_the_span(three: ws.Events) -> None:
+    def lifetimes_seen(values: Any, starts: Any, ends: Any) -> list[list[int]]:
+        """[value, clipped start, clipped end] per member."""
+        return [[int(v), int(s), int(e)] for v, s, e in zip(values, starts, ends,
+                                                             strict=True)]
+
+    # window [1, 4): e1 [1, 6) clipped to [1, 4), e2 [3, 5) to [3, 4)
+    # window [3, 5): e2 [3, 5) stays, e3 [4, 9) clipped to [4, 5)
+    seen = ws.udaf(lifetimes_seen, "v", returns="array<array<long>>", lifetimes=True)
+    result = three.window(ws.CountByStartTime(2)).agg(seen.alias("seen"))
+    assert rows_of(result, "seen") == [
+        (1, 4, 3, [[10, 1, 4], [20, 3, 4]]),
+        (3, 5, 4, [[20, 3, 5], [40, 4, 5]]),
+    ]
+
+
+def test_a_time_weighted_udaf_equals_time_weighted_mean(three: ws.Events) -> None:
+    def weighted(values: Any, starts: Any, ends: Any) -> float:
+        weights = ends - starts
+        return float((values * weights).sum() / weights.sum())
+
+    result = three.window(ws.CountByStartTime(2)).agg(
+        ws.udaf(weighted, "v", lifetimes=True).alias("mine"), ws.time_weighted_mean("v"))
+    got = rows_of(result, "mine", "time_weighted_mean_v")
+    assert [g[3] for g in got] == pytest.approx([12.5, 80 / 3], rel=1e-15)
+    assert [g[3] for g in got] == pytest.approx([g[4] for g in got], rel=1e-15)
+
+
 def test_one_window_holds_all_three_start_times(three: ws.Events) -> None:
     result = three.window(ws.CountByStartTime(3)).agg(ws.count(), ws.time_weighted_mean("v"))
     # span [1, 5): e1 [1, 5) 4 ticks, e2 [3, 5) 2 ticks, e3 [4, 5) 1 tick

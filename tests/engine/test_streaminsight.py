@@ -29,6 +29,12 @@ COLUMNS = ["k", "ts", "te", "v", "i", "s", "seq"]
 SCHEMA = "k string, t long, e long, v double, i long, s string, seq int"
 FLOATS = ("sum_v", "mean_v", "time_weighted_mean_v", "stddev_v")
 
+# a lifetimes udaf showing what it receives: the clipped starts, then the ends (a lambda:
+# pickled by value, so the Python workers need not import this module)
+LIFETIMES = ws.udaf(lambda values, starts, ends: [int(x) for x in starts]
+                    + [int(x) for x in ends], "i", returns="array<long>",
+                    lifetimes=True).alias("lifetimes_i")
+
 AGGS: list[Aggregation] = [
     ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("s"),
     ws.first("v"), ws.last("s"), ws.collect("i"), ws.sum("i"), ws.time_weighted_mean("v"),
@@ -36,9 +42,10 @@ AGGS: list[Aggregation] = [
     ws.mean("i"), ws.last("v"), ws.first("s"), ws.min("s"),
     ws.udaf(lambda v, t: int(max(t) - min(t)) if len(t) else None, "v",
             returns="long").alias("span_v"),
+    LIFETIMES,
 ]
 EXACT: list[Aggregation] = [ws.count(), ws.sum("i"), ws.max("s"), ws.first("v"),
-                            ws.collect("i"), ws.time_weighted_mean("i")]
+                            ws.collect("i"), ws.time_weighted_mean("i"), LIFETIMES]
 
 UNIT = SECOND // 4  # the grid of the random times (250 ms)
 

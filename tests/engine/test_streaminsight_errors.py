@@ -81,6 +81,27 @@ def test_unknown_strategy(df: DataFrame) -> None:
         run(ev, ws.Snapshot(), [ws.count()], strategy="x")
 
 
+def test_udaf_lifetimes_must_be_a_bool() -> None:
+    with pytest.raises(WispInputError, match=re.escape(
+            "`lifetimes` must be True or False, found 'yes'")):
+        ws.udaf(lambda v, s, e: 0.0, "v", lifetimes="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("window", [ws.Rows(-1, 0), ws.Range.past("2s"), ws.Session("1s"),
+                                    ws.Sliding(ws.Count(2), ws.Count(1))],
+                         ids=["Rows", "Range", "Session", "Sliding"])
+def test_lifetimes_need_interval_windows(df: DataFrame, window: object) -> None:
+    ev = ws.events(df, time="ts", key="k")
+    with pytest.raises(WispUnsupportedError, match=re.escape(
+            "udaf(..., lifetimes=True) needs interval-event windows (Hopping, Tumbling, "
+            "Snapshot, CountByStartTime)")):
+        ev.window(window).agg(  # type: ignore[arg-type]
+            ws.udaf(lambda v, s, e: 0.0, "v", lifetimes=True))
+    with pytest.raises(WispUnsupportedError, match=re.escape(
+            "time_weighted_mean needs interval-event windows")):
+        ev.window(window).agg(ws.time_weighted_mean("v"))  # type: ignore[arg-type]
+
+
 def test_float_time_is_not_supported(spark: SparkSession) -> None:
     ev = ws.events(spark.createDataFrame([(1.5,)], "t double"), time="t")
     with pytest.raises(WispUnsupportedError, match="float time column 't'"):

@@ -32,11 +32,18 @@ def span(values: Any, times: Any) -> int | None:
     return int(max(times) - min(times)) if len(times) else None
 
 
+def lifetimes_seen(values: Any, starts: Any, ends: Any) -> list[int]:
+    """What a lifetimes udaf receives: the clipped starts, then the clipped ends."""
+    return [int(x) for x in starts] + [int(x) for x in ends]
+
+
+LIFETIMES = ws.udaf(lifetimes_seen, "v", returns="array<long>", lifetimes=True)
+
 AGGS: list[Aggregation] = [
     ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
     ws.first("v"), ws.last("s"), ws.collect("v"), ws.sum("i"), ws.max("s"),
     ws.stddev("v"), ws.time_weighted_mean("v"), ws.time_weighted_mean("i"),
-    ws.udaf(span, "v", returns="long").alias("span_v"),
+    ws.udaf(span, "v", returns="long").alias("span_v"), LIFETIMES,
 ]
 SUMMABLE: list[Aggregation] = [ws.count(), ws.count("v"), ws.sum("i"),
                                 ws.count("s").alias("n_s")]  # no member lists needed
@@ -47,7 +54,7 @@ def output_type(agg: Aggregation) -> pa.DataType:
     if agg.fn == "count":
         return pa.int64()
     if agg.fn == "udaf":
-        return pa.int64()
+        return pa.list_(pa.int64()) if agg.lifetimes else pa.int64()
     if agg.fn in ("mean", "stddev", "variance", "time_weighted_mean"):
         return pa.float64()
     if agg.fn == "collect":
@@ -66,7 +73,8 @@ def run_kernel(rows: list[dict[str, Any]], *, interval: bool, key: list[str],
                                                   columns=tie_break) for r in members]
     names = [*key, "t", *(["e"] if interval else []), "v", "i", "s"]
     data = {c: pa.array([r[c] for r in ordered], TYPES[c]) for c in names}
-    if interval and window.kind == "hopping" and window.output == "windows":
+    per_window = any(a.lifetimes for a in aggs)
+    if interval and window.kind == "hopping" and (window.output == "windows" or per_window):
         newest = max((r["t"] for r in rows), default=None)
         ends = [r["e"] for r in rows if r["e"] is not None]
         data[HORIZON_START] = pa.array([newest] * len(ordered), pa.int64())
@@ -79,7 +87,7 @@ def run_kernel(rows: list[dict[str, Any]], *, interval: bool, key: list[str],
         keys=tuple(key), time="t", end="e" if interval else None, time_kind="integer",
         time_scale=0, window=window,
         aggregates=tuple(AggregateJob(a.fn, a.col, CLASSES.get(a.col or "", "none"),
-                                      output_type(a), a.func) for a in aggs),
+                                      output_type(a), a.func, a.lifetimes) for a in aggs),
         schema=pa.schema(fields))
     out = [b.to_pylist() for b in kernel(iter(table.to_batches(max_chunksize=3)))]
     return sort_output([r for batch in out for r in batch], key)
@@ -165,7 +173,8 @@ def changes_case(draw: st.DrawFn) -> tuple[int, int, int, list[dict[str, Any]]]:
 
 EXACT_AGGS: list[Aggregation] = [
     ws.count(), ws.count("v"), ws.sum("i"), ws.min("v"), ws.max("s"), ws.first("v"),
-    ws.last("s"), ws.collect("i"), ws.time_weighted_mean("i"), ws.time_weighted_mean("v")]
+    ws.last("s"), ws.collect("i"), ws.time_weighted_mean("i"), ws.time_weighted_mean("v"),
+    LIFETIMES]
 
 
 @settings(max_examples=120)
@@ -248,6 +257,18 @@ def test_time_weighted_runs_split_only_where_a_member_is_partial() -> None:
     # windows [-2, 2) and [999_999_998, 1_000_000_002) are partial; the rest is one run
     assert len(rows.group) <= 5
     assert len(groups.positions) <= 5
+
+
+def test_per_window_groups_stop_at_the_horizon() -> None:
+    # an open-ended event from 0 and a point at 9; windows of 4 every 2; horizon 10:
+    # windows [-2, 2) ... [8, 12) are groups of their own, [10, 14) on is one group
+    start = np.array([0, 9], dtype=np.int64)
+    end = np.array([iv.END_OF_TIME, 10], dtype=np.int64)
+    groups, rows = iv.hopping(start, end, 4, 2, 0, output="windows", horizon=10,
+                              split_partial=False, per_window=True)
+    assert groups.clip_start.tolist() == [-2, 0, 2, 4, 6, 8, 10]
+    assert rows.start.tolist() == [-2, 0, 2, 4, 6, 8, 10]
+    assert rows.end_known.tolist() == [True] * 6 + [False]
 
 
 @pytest.mark.parametrize(("t", "expected"), [(0, -1), (1, 1), (2, 1), (-1, -1), (-2, -3)])

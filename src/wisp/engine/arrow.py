@@ -48,6 +48,7 @@ class AggregateJob:
     value_class: str
     output_type: pa.DataType
     func: Callable[..., Any] | None
+    lifetimes: bool = False
 
 
 CHUNK_ROWS = 1 << 16

@@ -48,5 +48,6 @@ def arrow_schema(fields: Sequence[T.StructField]) -> pa.Schema:
 
 def aggregate_jobs(plan: Plan) -> tuple[AggregateJob, ...]:
     return tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
-                              arrow_type(r.output_type), r.aggregation.func)
+                              arrow_type(r.output_type), r.aggregation.func,
+                              r.aggregation.lifetimes)
                  for r in plan.aggregations)

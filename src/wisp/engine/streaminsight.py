@@ -25,7 +25,7 @@ from ..kernels import intervals as iv
 from ..kernels import stabbing as sb
 from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
-from .arrow import AggregateJob, PerKeyKernel, aggregate, same_as_previous
+from .arrow import AggregateJob, PerKeyKernel, aggregate, same_as_previous, scaled
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .columns import interval_guarded as checked_intervals
@@ -54,8 +54,11 @@ def interval_guarded(events: Events, observation: Observation) -> DataFrame:
     return checked_intervals(events, observation, end_message(events))
 
 
-def _needs_horizon(events: Events, window: IntervalWindow) -> bool:
-    return events.end is not None and window.kind == "hopping" and window.output == "windows"
+def _needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> bool:
+    """Hopping windows over interval events find where only open-ended events remain for
+    output="windows" (to bound the output) and for per-window groups."""
+    return events.end is not None and window.kind == "hopping" and (
+        window.output == "windows" or per_window)
 
 
 def sorted_by_key(events: Events, df: DataFrame, tie_break: tuple[str, ...],
@@ -73,7 +76,7 @@ def intervals(plan: Plan, observation: Observation) -> DataFrame:
     needed = list(dict.fromkeys(
         [*keys, events.time.name, *([events.end] if events.end else []),
          *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
-    if _needs_horizon(events, window):
+    if _needs_horizon(events, window, any(r.aggregation.lifetimes for r in plan.aggregations)):
         assert events.end is not None
         newest = events.df.agg(F.max(col(events.time.name)).alias(HORIZON_START),
                                F.max(col(events.end)).alias(HORIZON_END))
@@ -137,10 +140,11 @@ class IntervalKernel(PerKeyKernel):
             return iv.snapshot(start, end, gather=gather)
         if w.kind == "count":
             return iv.count_by_start(start, w.n)
-        time_weighted = any(job.fn == "time_weighted_mean" for job in self.aggregates)
+        time_weighted = any(job.fn == "time_weighted_mean" or job.lifetimes
+                            for job in self.aggregates)
         return iv.hopping(start, end, w.size, w.hop, w.align, output=w.output,
                           horizon=self.horizon(group), split_partial=time_weighted,
-                          gather=gather)
+                          gather=gather, per_window=any(job.lifetimes for job in self.aggregates))
 
     def run_group(self, group: pa.Table) -> pa.RecordBatch:
         start, end = self.lifetimes(group)
@@ -189,12 +193,33 @@ class IntervalKernel(PerKeyKernel):
                 values = values / float(10 ** column.type.scale)
             result, valid = iv.time_weighted_mean(values, validity(column), weights, lo, hi)
             return pa.array(result, pa.float64(), mask=~valid).cast(job.output_type)
+        if job.lifetimes:
+            return self.udaf_over_lifetimes(job, group, start, end, groups)
         positions = groups.positions
         identity = len(positions) == group.num_rows and bool(
             np.array_equal(positions, np.arange(len(positions))))
         taken = group if identity else group.take(pa.array(positions))
         ticks = (start if identity else start[positions]) * self.unit
         return aggregate(job, taken, ticks, groups.lo, groups.hi)
+
+    def udaf_over_lifetimes(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
+                            end: iv.IntArray, groups: iv.Groups) -> pa.Array:
+        """`func(values, starts, ends)` per group over its members' non-null values and
+        their lifetimes clipped to the group's window (ticks; `END_OF_TIME` stays)."""
+        assert job.func is not None and job.column is not None
+        positions, begin, finish, lo, hi = iv.clipped_lifetimes(start, end, groups)
+        column = group.column(job.column).combine_chunks().take(pa.array(positions))
+        values = (column.to_numpy(zero_copy_only=False)
+                  if job.value_class in ("ordered", "other")
+                  else scaled(numeric_values(column, job.value_class), job, column))
+        unit = self.unit
+        begin = begin * unit
+        finish = np.where(finish == iv.END_OF_TIME, finish, finish * unit)
+        valid = validity(column)
+        results = [job.func(values[a:b][valid[a:b]], begin[a:b][valid[a:b]],
+                            finish[a:b][valid[a:b]])
+                   for a, b in zip(lo, hi, strict=True)]
+        return pa.array(results, type=job.output_type)
 
 
 def coalesce(results: list[pa.Array], begin: iv.IntArray, stop: iv.IntArray,

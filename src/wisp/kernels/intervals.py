@@ -145,7 +145,7 @@ def _members(first: IntArray, stop: IntArray, count: int) -> tuple[IntArray, Int
 
 def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
             output: str, horizon: int, split_partial: bool,
-            gather: bool = True) -> tuple[Groups, Rows]:
+            gather: bool = True, per_window: bool = False) -> tuple[Groups, Rows]:
     """Windows `[w, w + size)`, `w = align + k*hop` (floor-mod), over lifetimes
     `[start, end)` (`end` as from `lifetimes`); an event belongs to every window its
     lifetime overlaps.
@@ -162,6 +162,10 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
     and `time` = that first window's end.
     output="changes": one row per run, valid on `[w_first + size, w_last + size + hop)`
     (null end for a run that lasts to the end of time), `time = window_start`.
+
+    `per_window` (for aggregates that see absolute clipped lifetimes, which differ from
+    window to window): every window beginning before `horizon` is a group of its own;
+    a run lasting to the end of time keeps one group for its windows from `horizon` on.
     """
     n = len(start)
     open_ended = end == END_OF_TIME
@@ -179,7 +183,7 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
     run_first = np.searchsorted(points, k_in, side="left").astype(np.int64)
     run_stop = np.searchsorted(points, k_out, side="left").astype(np.int64)
     runs = len(points) - 1
-    gather = gather or split_partial
+    gather = gather or split_partial or per_window
     if gather:
         positions, lo, hi = _members(run_first, run_stop, runs)
     else:
@@ -195,13 +199,26 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
         partial = (k1[run_of] < k_full_at[positions]) | (k1[run_of] >= k_full_end_at[positions])
         split[run_of[partial]] = True
     runs_kept = np.nonzero(keep)[0]
-    widths = np.where(split, k2 - k1, 1)[runs_kept]
-    # runs where some member covers windows only partly are cut into single windows
+    k_horizon = int((int(ceil_to_grid(np.array([horizon], np.int64), align, hop)[0]) - align)
+                    // hop) if horizon != END_OF_TIME else _NO_INDEX
+    endless = k2[runs_kept] >= _NO_INDEX
+    if per_window:  # single windows up to the horizon, then one group to the end of time
+        span = k2[runs_kept] - k1[runs_kept]
+        before_horizon = (np.maximum(k_horizon - k1[runs_kept], 0) if k_horizon < _NO_INDEX
+                          else np.zeros_like(span))
+        widths = np.where(endless, before_horizon, span) + endless
+    else:  # runs where some member covers windows only partly: single windows
+        widths = np.where(split[runs_kept], (k2 - k1)[runs_kept], 1)
     unit_run = np.repeat(runs_kept, widths)
     unit_offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(widths)])[:-1]
     unit_k1 = k1[unit_run] + (np.arange(len(unit_run), dtype=np.int64)
                               - np.repeat(unit_offsets, widths))
-    unit_k2 = np.where(split[unit_run], unit_k1 + 1, k2[unit_run])
+    if per_window:
+        tail = np.zeros(len(unit_run), dtype=bool)
+        tail[(unit_offsets + widths - 1)[endless]] = True
+        unit_k2 = np.where(tail, _NO_INDEX, unit_k1 + 1)
+    else:
+        unit_k2 = np.where(split[unit_run], unit_k1 + 1, k2[unit_run])
     clip_start = align + unit_k1 * hop
     groups = Groups(positions, lo[unit_run] if gather else lo, hi[unit_run] if gather else hi,
                     clip_start, clip_start + size, run_first, run_stop, unit_run, runs,
@@ -212,8 +229,6 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
         row_start = clip_start + size
         row_end = np.where(open_run, 0, align + np.where(open_run, 0, unit_k2) * hop + size)
         return groups, Rows(unit, row_start, row_end, ~open_run, row_start)
-    k_horizon = int((int(ceil_to_grid(np.array([horizon], np.int64), align, hop)[0]) - align)
-                    // hop) if horizon != END_OF_TIME else _NO_INDEX
     explicit_stop = np.minimum(unit_k2, k_horizon)
     counts = np.maximum(explicit_stop - unit_k1, 0)
     row_unit = np.repeat(unit, counts)
@@ -292,17 +307,25 @@ def gathered(groups: Groups) -> tuple[IntArray, IntArray, IntArray]:
     return groups.positions[index], offsets[:-1], offsets[1:]
 
 
+def clipped_lifetimes(start: IntArray, end: IntArray, groups: Groups) -> tuple[
+        IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """Each group member's lifetime clipped to its group's clip interval: (positions,
+    clipped starts, clipped ends, lo, hi), members laid out group after group; an end
+    is `END_OF_TIME` where the clip interval reaches the end of time."""
+    positions, lo, hi = gathered(groups)
+    lengths = hi - lo
+    clip_lo = np.repeat(groups.clip_start, lengths)
+    clip_hi = np.repeat(groups.clip_end, lengths)
+    return (positions, np.maximum(start[positions], clip_lo),
+            np.minimum(end[positions], clip_hi), lo, hi)
+
+
 def clipped_weights(start: IntArray, end: IntArray, groups: Groups) -> tuple[
         IntArray, npt.NDArray[np.float64], IntArray, IntArray]:
     """Each group member's lifetime clipped to its group's clip interval, as a weight
     (ticks, float). Where the clip interval reaches the end of time every member lives
     to the end of time: all weigh 1 (equal weights)."""
-    positions, lo, hi = gathered(groups)
-    lengths = hi - lo
-    clip_lo = np.repeat(groups.clip_start, lengths)
-    clip_hi = np.repeat(groups.clip_end, lengths)
-    lo_t = np.maximum(start[positions], clip_lo)
-    hi_t = np.minimum(end[positions], clip_hi)
+    positions, lo_t, hi_t, lo, hi = clipped_lifetimes(start, end, groups)
     endless = hi_t == END_OF_TIME
     weights = np.where(endless, 1.0, (np.where(endless, lo_t, hi_t) - lo_t).astype(
         np.float64))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pyspark.sql import types as T
 
-from ..errors import bad_value, did_you_mean
+from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..events import Events
 from ..spec.aggregates import Aggregation
 from .nodes import ResolvedAggregation, ValueClass
@@ -92,3 +92,21 @@ def resolve(events: Events, aggregations: Sequence[Aggregation]) -> tuple[
         resolved.append(ResolvedAggregation(agg, data_type, output_type(agg, data_type),
                                             kind))
     return tuple(resolved)
+
+
+INTERVAL_WINDOWS = "Hopping, Tumbling, Snapshot, CountByStartTime"
+
+
+def uses_lifetimes(aggregation: Aggregation) -> bool:
+    """Whether the aggregation reads each value's lifetime clipped to the window."""
+    return aggregation.fn == "time_weighted_mean" or aggregation.lifetimes
+
+
+def refuse_lifetimes(resolved: Sequence[ResolvedAggregation]) -> None:
+    """Windows other than the interval-event ones give values no clipped lifetime."""
+    for r in resolved:
+        if uses_lifetimes(r.aggregation):
+            label = ("time_weighted_mean" if r.aggregation.fn == "time_weighted_mean"
+                     else "udaf(..., lifetimes=True)")
+            raise WispUnsupportedError(f"{label} needs interval-event windows "
+                                       f"({INTERVAL_WINDOWS})")

@@ -20,6 +20,7 @@ from ..errors import WispUnsupportedError, bad_value
 from ..events import Events, TimeColumn, time_kind
 from ..spec.time import instant_to_micros
 from ..spec.windows import Clock, Dynamic, Session
+from .aggregations import refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation
 from .planner import tie_break_columns
 from .ticks import resolve_duration
@@ -69,10 +70,7 @@ class SessionDetails:
 
 def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None,
            name: str, kind: str) -> None:
-    for r in resolved:
-        if r.aggregation.fn == "time_weighted_mean":
-            raise WispUnsupportedError(f"time_weighted_mean is not available for {kind} "
-                                       "windows")
+    refuse_lifetimes(resolved)
     if strategy is not None and strategy != name:
         raise bad_value("strategy", f"{name!r} for {kind} windows or None", strategy)
 

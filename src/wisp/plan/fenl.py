@@ -18,6 +18,7 @@ from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..events import Events
 from ..spec.calendar import check_cron_matches
 from ..spec.windows import CalendarTick, Since, Trailing
+from .aggregations import refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation
 from .planner import tie_break_columns
 
@@ -102,10 +103,7 @@ def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
     if events.is_interval:
         raise WispUnsupportedError(f"{kind} windows take point events; these events have "
                                    f"an end column ({events.end!r})")
-    for r in resolved:
-        if r.aggregation.fn == "time_weighted_mean":
-            raise WispUnsupportedError("time_weighted_mean needs interval-event windows "
-                                       "(Hopping, Tumbling, Snapshot, CountByStartTime)")
+    refuse_lifetimes(resolved)
 
 
 HOW = ("Spark hash-partitions by key and sorts within partitions by key, time and "

@@ -3,9 +3,10 @@ window) families: frames around every anchor event."""
 
 from __future__ import annotations
 
-from ..errors import WispUnsupportedError, bad_value
+from ..errors import bad_value
 from ..events import Events
 from ..spec.windows import Range, Rows
+from .aggregations import refuse_lifetimes
 from .nodes import Frame, Plan, RangeFrame, ResolvedAggregation, RowsFrame, RunningFrame
 from .planner import tie_break_columns
 from .ticks import resolve_duration
@@ -20,10 +21,7 @@ NATIVE_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "order
 
 
 def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> None:
-    for r in resolved:
-        if r.aggregation.fn == "time_weighted_mean":
-            raise WispUnsupportedError("time_weighted_mean needs interval-event windows "
-                                       "(Hopping, Tumbling, Snapshot, CountByStartTime)")
+    refuse_lifetimes(resolved)
     if strategy is not None and strategy not in FRAME_STRATEGIES:
         raise bad_value("strategy", f"one of {', '.join(FRAME_STRATEGIES)} or None",
                         strategy)

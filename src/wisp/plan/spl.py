@@ -21,6 +21,7 @@ from ..events import Events, TimeColumn, time_kind
 from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
+from .aggregations import refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation
 from .ticks import DAY, resolve_duration
 
@@ -141,11 +142,7 @@ def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
     if events.end is not None:
         raise WispUnsupportedError(f"{kind} windows take point events (tuples): bind the "
                                    "events without `end`")
-    for r in resolved:
-        if r.aggregation.fn == "time_weighted_mean":
-            raise WispUnsupportedError("time_weighted_mean needs interval-event windows "
-                                       "(Hopping, Tumbling by duration, Snapshot, "
-                                       "CountByStartTime)")
+    refuse_lifetimes(resolved)
 
 
 HOW = ("Spark hash-partitions by key and sorts within partitions by key and arrival "

@@ -57,6 +57,7 @@ class Aggregation:
     name: str | None = None
     returns: str | None = None
     func: Callable[..., Any] | None = None
+    lifetimes: bool = False
 
     def alias(self, name: str) -> Aggregation:
         """The same aggregation with output column `name`."""
@@ -144,13 +145,23 @@ def time_weighted_mean(col: str) -> Aggregation:
     return Aggregation("time_weighted_mean", _column("time_weighted_mean", col))
 
 
-def udaf(func: Callable[..., Any], col: str, *, returns: str = "double") -> Aggregation:
+def udaf(func: Callable[..., Any], col: str, *, returns: str = "double",
+         lifetimes: bool = False) -> Aggregation:
     """A user-defined aggregate: `func(values, times)` receives one window's non-null
     values and their times as numpy arrays (window order; times in ticks) and returns one
     value of Spark type `returns` (a DDL string such as "double" or "array<long>").
-    It runs vectorized on the executors, once per window, never per row on the driver."""
+    It runs vectorized on the executors, once per window, never per row on the driver.
+
+    `lifetimes=True` (interval-event windows: Hopping, Tumbling, Snapshot,
+    CountByStartTime): `func(values, starts, ends)` receives instead each value's
+    lifetime clipped to the window, `[starts[i], ends[i])` in ticks, for time-sensitive
+    aggregates; where the window reaches the end of time, an open-ended lifetime's end
+    is the largest int64 (`numpy.iinfo(numpy.int64).max`)."""
     if not callable(func):
         raise bad_value("func", "a callable f(values, times)", func)
     if not isinstance(returns, str) or not returns:
         raise bad_value("returns", "a Spark type as a DDL string such as 'double'", returns)
-    return Aggregation("udaf", _column("udaf", col), returns=returns, func=func)
+    if not isinstance(lifetimes, bool):
+        raise bad_value("lifetimes", "True or False", lifetimes)
+    return Aggregation("udaf", _column("udaf", col), returns=returns, func=func,
+                       lifetimes=lifetimes)

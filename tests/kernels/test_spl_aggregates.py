@@ -19,7 +19,6 @@ from pyspark.sql import types as T
 import wisp as ws
 from wisp.engine.arrow import AggregateJob, arrow_type
 from wisp.engine.spl import SplKernel
-from wisp.kernels import spl as k
 from wisp.plan.aggregations import output_type, value_class
 from wisp.plan.spl import ResolvedPolicy, SplDetails
 from wisp.spec.aggregates import Aggregation
@@ -108,15 +107,3 @@ def test_sliding_aggregates_match_oracle(rows: list[dict[str, Any]], evict: str,
                                       columns=["t", "a", "v", "i", "s", "seq"],
                                       window=window, aggs=AGGREGATIONS), [])
     compare(actual, expected)
-
-
-def test_stabbing_reduces_over_ranges() -> None:
-    # tuples 0..3 alive over firings [0,3), [1,2), [2,5), [4,4): sums per firing
-    qlo = np.array([0, 1, 2, 4], dtype=np.int64)
-    qhi = np.array([3, 2, 5, 4], dtype=np.int64)
-    stab = k.Stabbing(qlo, qhi, 5)
-    values = np.array([1, 10, 100, 1000], dtype=np.int64)
-    assert stab.reduce(values, np.add, 0).tolist() == [1, 11, 101, 100, 100]
-    assert stab.counts().tolist() == [1, 2, 2, 1, 1]
-    first = k.alive_positions(stab, 4, np.ones(4, dtype=bool), "first")
-    assert first.positions.tolist() == [0, 0, 0, 2, 2]

@@ -22,11 +22,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..kernels import spl as ks
-from ..kernels import window_agg as wa
+from ..kernels import stabbing as sb
 from ..plan.nodes import Plan
 from ..plan.spl import ResolvedPolicy, SplDetails
-from .arrow import AggregateJob, PerKeyKernel, aggregate, scaled, to_arrow
-from .arrow_codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
+from .alive import aggregate_alive
+from .arrow import AggregateJob, PerKeyKernel, aggregate
+from .arrow_codec import from_ticks, to_ticks
 from .columns import col, fail_where, guarded
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
 
@@ -81,13 +82,13 @@ class SplKernel(PerKeyKernel):
             end = ticks[np.where(known, hi - 1, 0)]
             results = [aggregate(job, group, ticks, lo, hi) for job in self.aggregates]
         else:
-            stab = ks.Stabbing(found.qlo, found.qhi, m)
+            stab = sb.Stabbing(found.qlo, found.qhi, m)
             everything = np.ones(len(ticks), dtype=bool)
-            first = ks.alive_positions(stab, len(ticks), everything, "first")
-            last = ks.alive_positions(stab, len(ticks), everything, "last")
+            first = sb.alive_positions(stab, len(ticks), everything, "first")
+            last = sb.alive_positions(stab, len(ticks), everything, "last")
             known = first.valid
             start, end = ticks[first.positions], ticks[last.positions]
-            results = [aggregate_alive(job, group, ticks, found, stab)
+            results = [aggregate_alive(job, group, ticks, stab)
                        for job in self.aggregates]
         columns.append(from_ticks(start, known, self.time_kind, self.time_scale))
         columns.append(from_ticks(end, known, self.time_kind, self.time_scale))
@@ -95,45 +96,6 @@ class SplKernel(PerKeyKernel):
                                   self.time_scale))
         columns.extend(results)
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
-
-
-def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
-                    found: ks.Alive, stab: ks.Stabbing) -> pa.Array:
-    """One aggregation over every firing's window, windows given per tuple."""
-    n = len(ticks)
-    if job.column is None:
-        return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
-    column = group.column(job.column).combine_chunks()
-    valid = validity(column)
-    fn = job.fn
-    if fn == "count":
-        return to_arrow(wa.Values(stab.counts(valid), np.ones(stab.m, dtype=bool)),
-                        column, job)
-    if fn in ("first", "last"):
-        return to_arrow(ks.alive_positions(stab, n, valid, fn), column, job)
-    if fn == "collect":
-        return to_arrow(ks.alive_collect(stab, found.qlo, found.qhi, valid), column, job)
-    if fn == "udaf":
-        assert job.func is not None
-        values = (column.to_numpy(zero_copy_only=False)
-                  if job.value_class in ("ordered", "other")
-                  else scaled(numeric_values(column, job.value_class), job, column))
-        results = ks.alive_apply(stab, job.func, values, ticks, found.qlo, found.qhi, valid)
-        return pa.array(results, type=job.output_type)
-    if fn in ("min", "max") and job.value_class == "ordered":
-        return to_arrow(ks.alive_extreme_by_rank(stab, fn, dense_ranks(column), valid),
-                        column, job)
-    values = numeric_values(column, job.value_class)
-    if fn in ("min", "max"):
-        return to_arrow(ks.alive_extreme(stab, fn, values, valid), column, job)
-    if fn == "sum":
-        return to_arrow(ks.alive_sum(stab, values, valid), column, job)
-    values = scaled(values, job, column)
-    if fn == "mean":
-        return to_arrow(ks.alive_mean(stab, values, valid), column, job)
-    if fn in ("variance", "stddev"):
-        return to_arrow(ks.alive_moments(stab, fn, values, valid), column, job)
-    raise AssertionError(f"no kernel for {fn}")
 
 
 def attribute_guard(df: DataFrame, attrs: list[tuple[str, str]]) -> DataFrame:

@@ -9,7 +9,7 @@ made per (event, window) pair.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,11 +25,11 @@ from ..kernels import intervals as iv
 from ..kernels import stabbing as sb
 from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
+from .alive import aggregate_alive
 from .arrow import AggregateJob, PerKeyKernel, aggregate, same_as_previous, scaled
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .columns import interval_guarded as checked_intervals
-from .interval_aggregates import needs_members, stabbed
 from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
 
 HORIZON_START = "__wisp_newest_start"
@@ -135,7 +135,7 @@ class IntervalKernel(PerKeyKernel):
     def windows(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray) -> tuple[
             iv.Groups, iv.Rows]:
         w = self.window
-        gather = any(needs_members(job) for job in self.aggregates)
+        gather = any(needs_members(job, self.window.kind) for job in self.aggregates)
         if w.kind == "snapshot":
             return iv.snapshot(start, end, gather=gather)
         if w.kind == "count":
@@ -152,10 +152,8 @@ class IntervalKernel(PerKeyKernel):
         m = len(rows.group)
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
-        where = (sb.cover(groups.event_first, groups.event_stop, groups.base_count)
-                 if self.window.kind != "count" and not all(
-                     needs_members(job) for job in self.aggregates) else None)
-        results = [self.aggregate(job, group, start, end, groups, where).take(
+        alive = sb.Stabbing(groups.event_first, groups.event_stop, groups.base_count)
+        results = [self.aggregate(job, group, start, end, groups, alive).take(
             pa.array(rows.group)) for job in self.aggregates]
         begin, stop, stop_known = rows.start, rows.end, rows.end_known
         times = rows.time
@@ -178,12 +176,15 @@ class IntervalKernel(PerKeyKernel):
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
     def aggregate(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
-                  end: iv.IntArray, groups: iv.Groups, where: sb.Cover | None) -> pa.Array:
-        """One aggregation per group: from the members' cover (`where`, hopping and
-        snapshot windows) without listing members, or over the listed members (count
-        windows, whose members are contiguous, and MEMBER_LISTS aggregates)."""
-        if where is not None and not needs_members(job):
-            return stabbed(job, group, groups, where)
+                  end: iv.IntArray, groups: iv.Groups, alive: sb.Stabbing) -> pa.Array:
+        """One aggregation per group: hopping and snapshot windows from each event's range
+        of base runs (`alive`), without listing members; count windows (whose members
+        are contiguous) and MEMBER_LISTS aggregates over the listed members."""
+        if self.window.kind != "count" and not needs_members(job, self.window.kind):
+            if job.fn == "time_weighted_mean":  # snapshot: every weight is equal
+                job = replace(job, fn="mean")
+            ticks = start * self.unit
+            return aggregate_alive(job, group, ticks, alive).take(pa.array(groups.base_of))
         if job.fn == "time_weighted_mean":
             assert job.column is not None
             positions, weights, lo, hi = iv.clipped_weights(start, end, groups)
@@ -220,6 +221,19 @@ class IntervalKernel(PerKeyKernel):
                             finish[a:b][valid[a:b]])
                    for a, b in zip(lo, hi, strict=True)]
         return pa.array(results, type=job.output_type)
+
+
+MEMBER_LISTS = ("collect", "udaf", "time_weighted_mean")
+"""Aggregates computed over each window group's listed members (their cost grows with
+the member sets), except `time_weighted_mean` over snapshot windows: every member of a
+snapshot window lives through all of it, so all weights are equal and it is the mean."""
+
+
+def needs_members(job: AggregateJob, kind: str) -> bool:
+    """Whether `job` over windows of `kind` needs each window group's members listed."""
+    if job.fn == "time_weighted_mean":
+        return kind != "snapshot"
+    return job.fn in MEMBER_LISTS
 
 
 def coalesce(results: list[pa.Array], begin: iv.IntArray, stop: iv.IntArray,

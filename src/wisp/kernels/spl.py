@@ -4,7 +4,7 @@ Input: one key's tuples in arrival order (`times` in ticks, and the values of th
 attributes). Output: the emitted firings, each with its time and the set of tuples in
 its window, described either as contiguous frames `[lo, hi)` over arrival positions
 (aggregated by `window_agg`) or, when eviction can remove tuples from the middle, as one
-range `[qlo[j], qhi[j])` of firing indices per tuple (aggregated by `alive_*` below).
+range `[qlo[j], qhi[j])` of firing indices per tuple (aggregated by `stabbing.py`).
 
 Semantics (the binding rules, in wisp's words):
 
@@ -42,15 +42,11 @@ maxima: O(n log n) time and memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from .sparse import moments_monoid
-from .window_agg import Lists, Take, Values
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -327,208 +323,3 @@ def tumbling(times: Ticks, attrs: list[Ticks], punctuation: BoolArray | None,
         hi = np.append(hi, n)
         fire_time = np.append(fire_time, now[-1])
     return Frames(fire_time, lo.astype(np.int64), hi.astype(np.int64))
-
-
-# ------------------------------------------------- aggregates over alive ranges
-
-
-class Stabbing:
-    """Tuples as ranges `[qlo, qhi)` of firings; a segment tree over the `m` firings.
-
-    Each range is cut into O(log m) canonical nodes (pieces: `nodes`, with `owners` the
-    tuple of each piece), grouped by node once; a node's aggregate reduces its pieces,
-    and a firing's result combines the nodes on its leaf-to-root path. Memory is
-    O(n log m) for the pieces."""
-
-    def __init__(self, qlo: IntArray, qhi: IntArray, m: int) -> None:
-        self.m = m
-        self.n = len(qlo)
-        size = 1
-        while size < max(m, 1):
-            size *= 2
-        self.size = size
-        left = np.minimum(qlo, qhi).astype(np.int64) + size
-        right = qhi.astype(np.int64) + size
-        owner = np.arange(len(qlo), dtype=np.int64)
-        nodes: list[IntArray] = []
-        owners: list[IntArray] = []
-        while len(owner):
-            live = left < right
-            left, right, owner = left[live], right[live], owner[live]
-            odd_left = (left & 1) == 1
-            nodes.append(left[odd_left])
-            owners.append(owner[odd_left])
-            left = left + odd_left
-            odd_right = (right & 1) == 1
-            right = right - odd_right
-            nodes.append(right[odd_right])
-            owners.append(owner[odd_right])
-            left, right = left // 2, right // 2
-        all_nodes = np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64)
-        all_owners = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
-        order = np.argsort(all_nodes, kind="stable")
-        self.nodes = all_nodes[order]
-        self.owners = all_owners[order]
-        if len(self.nodes):
-            self.starts = np.concatenate(
-                [[0], np.nonzero(np.diff(self.nodes))[0] + 1]).astype(np.int64)
-        else:
-            self.starts = np.zeros(0, dtype=np.int64)
-        self.group_nodes = self.nodes[self.starts]
-        self.group_sizes = np.diff(np.append(self.starts, len(self.nodes)))
-
-    def _paths(self) -> list[IntArray]:
-        """For every firing, its leaf and each ancestor up to the root, level by level."""
-        leaves = np.arange(self.m, dtype=np.int64) + self.size
-        return [leaves >> k for k in range(self.size.bit_length())]
-
-    def reduce(self, values: npt.NDArray[Any], ufunc: np.ufunc, identity: Any,
-               mask: BoolArray | None = None) -> npt.NDArray[Any]:
-        """`ufunc`-reduction per firing of the values of the tuples in its window
-        (`mask` False: the tuple takes no part)."""
-        acc = np.full(2 * self.size, identity, dtype=values.dtype)
-        out = np.full(self.m, identity, dtype=values.dtype)
-        with np.errstate(invalid="ignore", over="ignore"):
-            if len(self.nodes):
-                pieces = values[self.owners]
-                if mask is not None:
-                    pieces = np.where(mask[self.owners], pieces,
-                                      np.asarray(identity, dtype=values.dtype))
-                acc[self.group_nodes] = ufunc.reduceat(pieces, self.starts)
-            for path in self._paths():
-                out = ufunc(out, acc[path])
-        return out
-
-    def counts(self, mask: BoolArray | None = None) -> IntArray:
-        """The number of (masked) tuples in each firing's window."""
-        ones = np.ones(self.n, dtype=np.int64)
-        return self.reduce(ones, np.add, 0, mask).astype(np.int64)
-
-    def moments(self, values: npt.NDArray[np.float64], valid: BoolArray) -> tuple[
-            npt.NDArray[np.float64], ...]:
-        """(count, mean, M2) of the valid values per firing: per node by two passes
-        (mean, then squared deviations), merged along each path (Chan et al.)."""
-        count = np.zeros(2 * self.size)
-        mean = np.zeros(2 * self.size)
-        m2 = np.zeros(2 * self.size)
-        if len(self.nodes):
-            keep = valid[self.owners]
-            x = np.where(keep, values[self.owners].astype(np.float64), 0.0)
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                c = np.add.reduceat(keep.astype(np.float64), self.starts)
-                mu = np.where(c > 0, np.add.reduceat(x, self.starts) / np.maximum(c, 1), 0.0)
-                dev = np.where(keep, x - np.repeat(mu, self.group_sizes), 0.0)
-                q = np.add.reduceat(dev * dev, self.starts)
-            at = self.group_nodes
-            count[at], mean[at], m2[at] = c, mu, q
-        combine = moments_monoid().combine
-        state: tuple[npt.NDArray[np.float64], ...] = (
-            np.zeros(self.m), np.zeros(self.m), np.zeros(self.m))
-        with np.errstate(invalid="ignore", over="ignore"):
-            for path in self._paths():
-                state = combine(state, (count[path], mean[path], m2[path]))
-        return state
-
-    def pairs(self, qlo: IntArray, qhi: IntArray, mask: BoolArray) -> tuple[IntArray,
-                                                                            IntArray]:
-        """Every (firing, tuple) membership of the masked tuples, by firing then tuple
-        (output-sized: for collect and user functions)."""
-        tuples = np.nonzero(mask)[0].astype(np.int64)
-        lengths = np.maximum(qhi[tuples] - qlo[tuples], 0)
-        owner = np.repeat(tuples, lengths)
-        base = np.repeat(qlo[tuples], lengths)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])[:-1]
-        within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(offsets, lengths)
-        firing = base + within
-        order = np.lexsort((owner, firing))
-        return firing[order].astype(np.int64), owner[order].astype(np.int64)
-
-
-def alive_positions(stab: Stabbing, n: int, valid: BoolArray, kind: str) -> Take:
-    """Position of the first / last tuple (in arrival order) among the valid tuples of
-    each firing's window."""
-    positions = np.arange(n, dtype=np.int64)
-    if kind == "first":
-        pick = stab.reduce(positions, np.minimum, n, valid)
-        has = pick < n
-    else:
-        pick = stab.reduce(positions, np.maximum, -1, valid)
-        has = pick >= 0
-    return Take(np.where(has, pick, 0).astype(np.int64), has)
-
-
-def alive_sum(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray) -> Values:
-    """Sum of the valid values (0 over a window without any); integers wrap like
-    Spark's long and are exact whenever the window's own sum fits."""
-    everywhere = np.ones(stab.m, dtype=bool)
-    if values.dtype.kind in "iub":
-        with np.errstate(over="ignore"):
-            return Values(stab.reduce(values.astype(np.int64), np.add, 0, valid), everywhere)
-    return Values(stab.reduce(values.astype(np.float64), np.add, 0.0, valid), everywhere)
-
-
-def alive_mean(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray) -> Values:
-    counts = stab.counts(valid)
-    sums = alive_sum(stab, values, valid).values
-    with np.errstate(divide="ignore", invalid="ignore"):
-        means = np.where(counts > 0, sums.astype(np.float64) / np.maximum(counts, 1), 0.0)
-    return Values(means, counts > 0)
-
-
-def alive_extreme(stab: Stabbing, kind: str, values: npt.NDArray[Any],
-                  valid: BoolArray) -> Values:
-    """`min` or `max`; NaN is the greatest value, as in Spark."""
-    counts = stab.counts(valid)
-    if values.dtype.kind == "f":
-        data = values.astype(np.float64)
-        if kind == "max":
-            result = stab.reduce(data, np.maximum, -np.inf, valid)
-        else:
-            result = stab.reduce(data, np.fmin, np.inf, valid)
-            numbers = stab.counts(valid & ~np.isnan(data))
-            result = np.where((counts > 0) & (numbers == 0), np.nan, result)
-        return Values(result, counts > 0)
-    info = np.iinfo(np.int64)
-    data_i = values.astype(np.int64)
-    if kind == "max":
-        result_i = stab.reduce(data_i, np.maximum, info.min, valid)
-    else:
-        result_i = stab.reduce(data_i, np.minimum, info.max, valid)
-    return Values(result_i, counts > 0)
-
-
-def alive_extreme_by_rank(stab: Stabbing, kind: str, ranks: IntArray,
-                          valid: BoolArray) -> Take:
-    """`min` or `max` of any orderable type, given each value's dense rank."""
-    extreme = alive_extreme(stab, kind, ranks, valid)
-    representative = np.zeros(int(ranks.max(initial=0)) + 1, dtype=np.int64)
-    positions = np.nonzero(valid)[0]
-    representative[ranks[positions]] = positions
-    picked = representative[np.where(extreme.valid, extreme.values, 0)]
-    return Take(picked.astype(np.int64), extreme.valid)
-
-
-def alive_moments(stab: Stabbing, kind: str, values: npt.NDArray[Any],
-                  valid: BoolArray) -> Values:
-    """Sample `variance` or `stddev` (n - 1); null below two valid values."""
-    counts, _, m2 = stab.moments(values.astype(np.float64), valid)
-    enough = counts >= 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)
-    return Values(np.sqrt(var) if kind == "stddev" else var, enough)
-
-
-def alive_collect(stab: Stabbing, qlo: IntArray, qhi: IntArray, valid: BoolArray) -> Lists:
-    """Positions of each window's valid values, in arrival order."""
-    firing, owner = stab.pairs(qlo, qhi, valid)
-    lengths = np.bincount(firing, minlength=stab.m).astype(np.int64)
-    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
-    return Lists(offsets, owner)
-
-
-def alive_apply(stab: Stabbing, func: Callable[[Any, Any], Any], values: npt.NDArray[Any],
-                times: Ticks, qlo: IntArray, qhi: IntArray, valid: BoolArray) -> list[Any]:
-    """A user function over each window's valid values and their times."""
-    lists = alive_collect(stab, qlo, qhi, valid)
-    return [func(values[lists.positions[b:e]], times[lists.positions[b:e]])
-            for b, e in zip(lists.offsets[:-1], lists.offsets[1:], strict=True)]

@@ -1,140 +1,274 @@
-"""Aggregates over "every event alive at a point", for many points at once, without
-listing any point's members: a stabbing query on a segment tree.
+"""Aggregates over "every item alive at a position", for many positions at once, without
+listing any position's members: stabbing queries on a segment tree.
 
-The points are `count` consecutive positions `0 .. count-1` (for interval windows: runs
-of windows with one membership); event `i` covers the positions `first[i] .. stop[i]-1`.
-Each event's range is cut into O(log count) canonical nodes of a perfect binary tree
-over the positions; every node aggregates the events assigned to it, and each position
-combines the nodes on its path to the root. Time and memory O(n log count + count),
-however many events are alive at once: an open-ended event costs O(log count).
+Item `i` (a tuple of a sliding window, an interval event) is alive over the positions
+`qlo[i] .. qhi[i]-1` of `0 .. m-1` (firings of a trigger; runs of hopping windows with
+one membership; snapshot segments). Each range is cut into O(log m) canonical nodes of a
+perfect binary tree over the positions; a node aggregates its items, and a position
+combines the nodes on its leaf-to-root path: O((n + m) log m) time and O(n log m)
+memory, however many items are alive at once (an open-ended event costs O(log m)).
+Counts and integer sums need no tree: a difference array, O(n + m), exact.
 
 Only members' values are ever combined, never subtracted, so there is no cancellation:
-a sum's error is that of adding its members' values. The aggregates are commutative
-(sums, extremes, moments, first/last by event index), since the nodes on a path hold
-members in no particular order relative to each other.
+a float sum's error is that of adding the window's own values. The aggregates are
+commutative (sums, extremes, moments, first/last by position), since the nodes on a
+path hold members in no particular order relative to each other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .sparse import State, moments_combine
+from .sparse import moments_monoid
+from .window_agg import Lists, Take, Values
 
 IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+Ticks = npt.NDArray[Any]
+LONG = 1 << 63
 
 
-@dataclass(frozen=True)
-class Cover:
-    """The events' ranges cut into tree nodes: event `owner[j]` is assigned to node
-    `node[j]` of a tree over `leaves` positions, of which the first `count` are real."""
+class Stabbing:
+    """Items alive over ranges `[qlo, qhi)` of `m` positions (an empty range where
+    `qhi <= qlo`), and a segment tree over the positions, built on first use.
 
-    node: IntArray
-    owner: IntArray
-    leaves: int
-    count: int
+    Each range is cut into O(log m) canonical nodes (pieces: `nodes`, with `owners` the
+    item of each piece), grouped by node once; a node's aggregate reduces its pieces,
+    and a position's result combines the nodes on its leaf-to-root path. Memory is
+    O(n log m) for the pieces."""
+
+    def __init__(self, qlo: IntArray, qhi: IntArray, m: int) -> None:
+        self.m = m
+        self.n = len(qlo)
+        self.qlo = qlo.astype(np.int64)
+        self.qhi = np.maximum(qhi, qlo).astype(np.int64)
+        size = 1
+        while size < max(m, 1):
+            size *= 2
+        self.size = size
+
+    @cached_property
+    def _pieces(self) -> tuple[IntArray, IntArray, IntArray]:
+        """(nodes, owners) sorted by node, and where each node's pieces start."""
+        left, right = self.qlo + self.size, self.qhi + self.size
+        owner = np.arange(self.n, dtype=np.int64)
+        nodes: list[IntArray] = []
+        owners: list[IntArray] = []
+        while len(owner):
+            live = left < right
+            left, right, owner = left[live], right[live], owner[live]
+            odd_left = (left & 1) == 1
+            nodes.append(left[odd_left])
+            owners.append(owner[odd_left])
+            left = left + odd_left
+            odd_right = (right & 1) == 1
+            right = right - odd_right
+            nodes.append(right[odd_right])
+            owners.append(owner[odd_right])
+            left, right = left // 2, right // 2
+        all_nodes = np.concatenate([np.zeros(0, np.int64), *nodes])
+        all_owners = np.concatenate([np.zeros(0, np.int64), *owners])
+        order = np.argsort(all_nodes, kind="stable")
+        sorted_nodes = all_nodes[order]
+        starts = (np.concatenate([[0], np.nonzero(np.diff(sorted_nodes))[0] + 1]).astype(
+            np.int64) if len(sorted_nodes) else np.zeros(0, dtype=np.int64))
+        return sorted_nodes, all_owners[order], starts
+
+    @property
+    def nodes(self) -> IntArray:
+        return self._pieces[0]
+
+    @property
+    def owners(self) -> IntArray:
+        return self._pieces[1]
+
+    @property
+    def starts(self) -> IntArray:
+        return self._pieces[2]
+
+    @property
+    def group_nodes(self) -> IntArray:
+        return self.nodes[self.starts]
+
+    @property
+    def group_sizes(self) -> IntArray:
+        sizes: IntArray = np.diff(np.append(self.starts, len(self.nodes)))
+        return sizes
+
+    def _paths(self) -> list[IntArray]:
+        """For every firing, its leaf and each ancestor up to the root, level by level."""
+        leaves = np.arange(self.m, dtype=np.int64) + self.size
+        return [leaves >> k for k in range(self.size.bit_length())]
+
+    def reduce(self, values: npt.NDArray[Any], ufunc: np.ufunc, identity: Any,
+               mask: BoolArray | None = None) -> npt.NDArray[Any]:
+        """`ufunc`-reduction per firing of the values of the tuples in its window
+        (`mask` False: the tuple takes no part)."""
+        acc = np.full(2 * self.size, identity, dtype=values.dtype)
+        out = np.full(self.m, identity, dtype=values.dtype)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if len(self.nodes):
+                pieces = values[self.owners]
+                if mask is not None:
+                    pieces = np.where(mask[self.owners], pieces,
+                                      np.asarray(identity, dtype=values.dtype))
+                acc[self.group_nodes] = ufunc.reduceat(pieces, self.starts)
+            for path in self._paths():
+                out = ufunc(out, acc[path])
+        return out
+
+    def counts(self, mask: BoolArray | None = None) -> IntArray:
+        """The number of (masked) items alive at each position: a difference array."""
+        weights = np.ones(self.n, dtype=np.int64) if mask is None else mask.astype(np.int64)
+        return self.exact_sums(weights).astype(np.int64)
+
+    def exact_sums(self, weights: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """Per position, the exact sum of the alive items' integer `weights` (a
+        difference array): int64 when no sum can leave 64 bits, else Python integers."""
+        if weights.dtype != object:
+            largest = max(abs(int(weights.max(initial=0))), abs(int(weights.min(initial=0))))
+            if largest * self.n < LONG:
+                delta = np.zeros(self.m + 1, np.int64)
+                np.add.at(delta, self.qlo, weights.astype(np.int64))
+                np.add.at(delta, self.qhi, -weights.astype(np.int64))
+                sums: npt.NDArray[Any] = np.cumsum(delta)[:self.m]
+                return sums
+        exact = np.zeros(self.m + 1, dtype=object)
+        np.add.at(exact, self.qlo, weights.astype(object))
+        np.add.at(exact, self.qhi, -weights.astype(object))
+        exact_sums: npt.NDArray[Any] = np.cumsum(exact)[:self.m]
+        return exact_sums
+
+    def moments(self, values: npt.NDArray[np.float64], valid: BoolArray) -> tuple[
+            npt.NDArray[np.float64], ...]:
+        """(count, mean, M2) of the valid values per firing: per node by two passes
+        (mean, then squared deviations), merged along each path (Chan et al.)."""
+        count = np.zeros(2 * self.size)
+        mean = np.zeros(2 * self.size)
+        m2 = np.zeros(2 * self.size)
+        if len(self.nodes):
+            keep = valid[self.owners]
+            x = np.where(keep, values[self.owners].astype(np.float64), 0.0)
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                c = np.add.reduceat(keep.astype(np.float64), self.starts)
+                mu = np.where(c > 0, np.add.reduceat(x, self.starts) / np.maximum(c, 1), 0.0)
+                dev = np.where(keep, x - np.repeat(mu, self.group_sizes), 0.0)
+                q = np.add.reduceat(dev * dev, self.starts)
+            at = self.group_nodes
+            count[at], mean[at], m2[at] = c, mu, q
+        combine = moments_monoid().combine
+        state: tuple[npt.NDArray[np.float64], ...] = (
+            np.zeros(self.m), np.zeros(self.m), np.zeros(self.m))
+        with np.errstate(invalid="ignore", over="ignore"):
+            for path in self._paths():
+                state = combine(state, (count[path], mean[path], m2[path]))
+        return state
+
+    def pairs(self, mask: BoolArray) -> tuple[IntArray, IntArray]:
+        """Every (firing, tuple) membership of the masked tuples, by firing then tuple
+        (output-sized: for collect and user functions)."""
+        qlo, qhi = self.qlo, self.qhi
+        tuples = np.nonzero(mask)[0].astype(np.int64)
+        lengths = np.maximum(qhi[tuples] - qlo[tuples], 0)
+        owner = np.repeat(tuples, lengths)
+        base = np.repeat(qlo[tuples], lengths)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])[:-1]
+        within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(offsets, lengths)
+        firing = base + within
+        order = np.lexsort((owner, firing))
+        return firing[order].astype(np.int64), owner[order].astype(np.int64)
 
 
-def cover(first: IntArray, stop: IntArray, count: int) -> Cover:
-    """Event `i` covers the positions `first[i] .. stop[i]-1` of `0 .. count-1`."""
-    return Cover(*canonical_nodes(first, stop, count), count)
-
-
-def canonical_nodes(first: IntArray, stop: IntArray, count: int) -> tuple[
-        IntArray, IntArray, int]:
-    """Every event's range `[first, stop)` as the nodes of a perfect binary tree over
-    `leaves >= count` positions (heap numbering: the root is 1, leaf `p` is `leaves + p`)
-    that cover exactly that range. Returns (node, event) pairs, in no particular order,
-    and `leaves`."""
-    leaves = 1 << max(int(count - 1).bit_length(), 0) if count > 1 else 1
-    events = np.arange(len(first), dtype=np.int64)
-    nonempty = stop > first
-    events = events[nonempty]
-    lo, hi = first[nonempty] + leaves, stop[nonempty] + leaves
-    nodes: list[IntArray] = []
-    owners: list[IntArray] = []
-    while len(events):
-        left = (lo & 1) == 1
-        nodes.append(lo[left])
-        owners.append(events[left])
-        lo = lo + left
-        right = (hi & 1) == 1
-        hi = hi - right
-        nodes.append(hi[right])
-        owners.append(events[right])
-        lo, hi = lo >> 1, hi >> 1
-        alive = lo < hi
-        events, lo, hi = events[alive], lo[alive], hi[alive]
-    node = np.concatenate([np.zeros(0, np.int64), *nodes])
-    owner = np.concatenate([np.zeros(0, np.int64), *owners])
-    return node, owner, leaves
-
-
-def _push_down(tree: State, where: Cover, combine: Callable[[State, State], State]) -> State:
-    """Combine every node with all its ancestors (root first) and return the leaves."""
-    leaves, count = where.leaves, where.count
-    level = 2
-    while level < 2 * leaves:
-        children = np.arange(level, 2 * level, dtype=np.int64)
-        merged = combine(tuple(t[children >> 1] for t in tree),
-                         tuple(t[children] for t in tree))
-        for target, values in zip(tree, merged, strict=True):
-            target[children] = values
-        level *= 2
-    return tuple(t[leaves:leaves + count] for t in tree)
-
-
-def stab_sum(values: FloatArray, where: Cover) -> FloatArray:
-    """Per position, the sum of its members' values (0 where none)."""
-    tree = np.bincount(where.node, weights=values[where.owner], minlength=2 * where.leaves)
-    (result,) = _push_down((tree,), where, lambda a, b: (a[0] + b[0],))
-    return result
-
-
-def stab_extreme(kind: str, values: npt.NDArray[np.float64] | IntArray, identity: float | int,
-                 where: Cover) -> npt.NDArray[np.generic]:
-    """Per position, the `min` or `max` of its members' values (`identity` where none).
-    Float max propagates NaN (NaN is the greatest); float min ignores NaN (a position
-    whose members are all NaN gets `identity`)."""
-    if kind == "max":
-        ufunc: np.ufunc = np.maximum
+def alive_positions(stab: Stabbing, n: int, valid: BoolArray, kind: str) -> Take:
+    """Position of the first / last tuple (in arrival order) among the valid tuples of
+    each firing's window."""
+    positions = np.arange(n, dtype=np.int64)
+    if kind == "first":
+        pick = stab.reduce(positions, np.minimum, n, valid)
+        has = pick < n
     else:
-        ufunc = np.fmin if values.dtype.kind == "f" else np.minimum
-    tree = np.full(2 * where.leaves, identity, dtype=values.dtype)
-    with np.errstate(invalid="ignore"):
-        ufunc.at(tree, where.node, values[where.owner])
-        (result,) = _push_down((tree,), where, lambda a, b: (ufunc(a[0], b[0]),))
-    return result
+        pick = stab.reduce(positions, np.maximum, -1, valid)
+        has = pick >= 0
+    return Take(np.where(has, pick, 0).astype(np.int64), has)
 
 
-def stab_positions(kind: str, valid: BoolArray, where: Cover) -> tuple[IntArray, BoolArray]:
-    """Per position, the first (smallest) or last (largest) index of a member with a valid
-    value, and whether there is one."""
-    index = np.arange(len(valid), dtype=np.int64)
-    none = np.iinfo(np.int64).max if kind == "first" else -1
-    picked = stab_extreme("min" if kind == "first" else "max", np.where(valid, index, none),
-                          none, where)
-    has = picked != none
-    return np.where(has, picked, 0).astype(np.int64), has
+def alive_sum(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray) -> Values:
+    """Sum of the valid values (0 over a window without any). Integers (and unscaled
+    decimals) are exact: a long result that overflows fails in `to_arrow`, as Spark's
+    ANSI sum does."""
+    everywhere = np.ones(stab.m, dtype=bool)
+    if values.dtype == object or values.dtype.kind in "iub":
+        return Values(stab.exact_sums(np.where(valid, values, 0)), everywhere)
+    return Values(stab.reduce(values.astype(np.float64), np.add, 0.0, valid), everywhere)
 
 
-def stab_moments(values: FloatArray, valid: BoolArray, where: Cover) -> tuple[
-        FloatArray, FloatArray, FloatArray]:
-    """Per position, (count, mean, M2) of its members' valid values: each node's by two
-    passes (mean, then squared deviations from it), merged pairwise along each path."""
-    node, size = where.node, 2 * where.leaves
-    present = valid[where.owner]
-    x = np.where(present, values[where.owner], 0.0)
-    n = np.bincount(node, weights=present.astype(np.float64), minlength=size)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        mean = np.where(n > 0, np.bincount(node, weights=x, minlength=size)
-                        / np.maximum(n, 1.0), 0.0)
-        deviation = np.where(present, x - mean[node], 0.0)
-        m2 = np.bincount(node, weights=deviation * deviation, minlength=size)
-    c, m, q = _push_down((n, mean, m2), where, moments_combine)
-    return c, m, q
+def alive_mean(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray) -> Values:
+    counts = stab.counts(valid)
+    sums = alive_sum(stab, values, valid).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = np.where(counts > 0, sums.astype(np.float64) / np.maximum(counts, 1), 0.0)
+    return Values(means, counts > 0)
+
+
+def alive_extreme(stab: Stabbing, kind: str, values: npt.NDArray[Any],
+                  valid: BoolArray) -> Values:
+    """`min` or `max`; NaN is the greatest value, as in Spark."""
+    counts = stab.counts(valid)
+    if values.dtype.kind == "f":
+        data = values.astype(np.float64)
+        if kind == "max":
+            result = stab.reduce(data, np.maximum, -np.inf, valid)
+        else:
+            result = stab.reduce(data, np.fmin, np.inf, valid)
+            numbers = stab.counts(valid & ~np.isnan(data))
+            result = np.where((counts > 0) & (numbers == 0), np.nan, result)
+        return Values(result, counts > 0)
+    info = np.iinfo(np.int64)
+    data_i = values.astype(np.int64)
+    if kind == "max":
+        result_i = stab.reduce(data_i, np.maximum, info.min, valid)
+    else:
+        result_i = stab.reduce(data_i, np.minimum, info.max, valid)
+    return Values(result_i, counts > 0)
+
+
+def alive_extreme_by_rank(stab: Stabbing, kind: str, ranks: IntArray,
+                          valid: BoolArray) -> Take:
+    """`min` or `max` of any orderable type, given each value's dense rank."""
+    extreme = alive_extreme(stab, kind, ranks, valid)
+    representative = np.zeros(int(ranks.max(initial=0)) + 1, dtype=np.int64)
+    positions = np.nonzero(valid)[0]
+    representative[ranks[positions]] = positions
+    picked = representative[np.where(extreme.valid, extreme.values, 0)]
+    return Take(picked.astype(np.int64), extreme.valid)
+
+
+def alive_moments(stab: Stabbing, kind: str, values: npt.NDArray[Any],
+                  valid: BoolArray) -> Values:
+    """Sample `variance` or `stddev` (n - 1); null below two valid values."""
+    counts, _, m2 = stab.moments(values.astype(np.float64), valid)
+    enough = counts >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)
+    return Values(np.sqrt(var) if kind == "stddev" else var, enough)
+
+
+def alive_collect(stab: Stabbing, valid: BoolArray) -> Lists:
+    """Positions of each window's valid values, in arrival order."""
+    firing, owner = stab.pairs(valid)
+    lengths = np.bincount(firing, minlength=stab.m).astype(np.int64)
+    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
+    return Lists(offsets, owner)
+
+
+def alive_apply(stab: Stabbing, func: Callable[[Any, Any], Any], values: npt.NDArray[Any],
+                times: Ticks, valid: BoolArray) -> list[Any]:
+    """A user function over each window's valid values and their times."""
+    lists = alive_collect(stab, valid)
+    return [func(values[lists.positions[b:e]], times[lists.positions[b:e]])
+            for b, e in zip(lists.offsets[:-1], lists.offsets[1:], strict=True)]

@@ -1,0 +1,56 @@
+"""Aggregations over items alive over ranges of positions (`kernels/stabbing.py`): the
+sliding windows whose evictions are not oldest first (positions: firings), and the
+hopping and snapshot windows over interval events (positions: runs of windows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ..kernels import stabbing as sb
+from ..kernels import window_agg as wa
+from .arrow import AggregateJob, scaled, to_arrow
+from .arrow_codec import dense_ranks, numeric_values, validity
+
+
+def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
+                    stab: sb.Stabbing) -> pa.Array:
+    """One aggregation per position of `stab`, over the items alive there (`ticks`:
+    the items' times, for udafs)."""
+    n = len(ticks)
+    if job.column is None:
+        return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
+    column = group.column(job.column).combine_chunks()
+    valid = validity(column)
+    fn = job.fn
+    if fn == "count":
+        return to_arrow(wa.Values(stab.counts(valid), np.ones(stab.m, dtype=bool)),
+                        column, job)
+    if fn in ("first", "last"):
+        return to_arrow(sb.alive_positions(stab, n, valid, fn), column, job)
+    if fn == "collect":
+        return to_arrow(sb.alive_collect(stab, valid), column, job)
+    if fn == "udaf":
+        assert job.func is not None
+        values = (column.to_numpy(zero_copy_only=False)
+                  if job.value_class in ("ordered", "other")
+                  else scaled(numeric_values(column, job.value_class), job, column))
+        results = sb.alive_apply(stab, job.func, values, ticks, valid)
+        return pa.array(results, type=job.output_type)
+    if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
+        return to_arrow(sb.alive_extreme_by_rank(stab, fn, dense_ranks(column), valid),
+                        column, job)
+    values = numeric_values(column, job.value_class)
+    if fn in ("min", "max"):
+        return to_arrow(sb.alive_extreme(stab, fn, values, valid), column, job)
+    if fn == "sum":
+        return to_arrow(sb.alive_sum(stab, values, valid), column, job)
+    values = scaled(values, job, column)
+    if fn == "mean":
+        return to_arrow(sb.alive_mean(stab, values, valid), column, job)
+    if fn in ("variance", "stddev"):
+        return to_arrow(sb.alive_moments(stab, fn, values, valid), column, job)
+    raise AssertionError(f"no kernel for {fn}")

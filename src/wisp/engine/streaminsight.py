@@ -106,13 +106,41 @@ class IntervalKernel(PerKeyKernel):
 
     def lifetimes(self, group: pa.Table) -> tuple[iv.IntArray, iv.IntArray]:
         times = group.column(self.time).combine_chunks()
-        start = to_ticks(times, self.time_kind) // self.unit
+        start = self.ticks(times, self.time)
         if self.end is None:
             return start, iv.lifetimes(start, start, np.ones(len(start), bool))
         ends = group.column(self.end).combine_chunks()
         known = validity(ends)
-        end = to_ticks(pc.coalesce(ends, times), self.time_kind) // self.unit
+        end = self.ticks(pc.coalesce(ends, times), self.end)
         return start, iv.lifetimes(start, end, known)
+
+    def ticks(self, array: pa.Array, name: str) -> iv.IntArray:
+        """Times as 64-bit ticks. A decimal time whose unscaled value leaves 64 bits (a
+        decimal(38, 18) time of 9.3 or more) fails the query: windows are computed on
+        64-bit ticks."""
+        ticks = to_ticks(array, self.time_kind)
+        if ticks.dtype == object:
+            precision, scale = array.type.precision, array.type.scale
+            raise OverflowError(
+                f"wisp: the decimal time column {name!r} (decimal({precision}, {scale})) "
+                f"holds a time whose "
+                f"ticks (units of 10^-{scale}) leave 64 bits; interval windows need 64-bit "
+                f"ticks: cast the column to a decimal with fewer decimal places, e.g. "
+                f"decimal(38, {min(scale, 6)})")
+        result: iv.IntArray = ticks.astype(np.int64) // self.unit
+        return result
+
+    def check_bounds(self, rows: iv.Rows) -> None:
+        """Window bounds are computed in 64-bit ticks: a bound beyond them (a time near
+        the limits of the tick range) would wrap around, so it fails the query."""
+        wrapped = (rows.end_known & (rows.end <= rows.start)) | (rows.time < rows.start)
+        if self.unit > 1:
+            wrapped |= np.abs(rows.time) > np.iinfo(np.int64).max // self.unit
+        if wrapped.any():
+            raise OverflowError(
+                f"wisp: a window bound of the time column {self.time!r} leaves the 64-bit "
+                "tick range (a time too close to its limits for this window; for a "
+                "decimal time, cast to a decimal with fewer decimal places)")
 
     @property
     def unit(self) -> int:
@@ -149,6 +177,7 @@ class IntervalKernel(PerKeyKernel):
     def run_group(self, group: pa.Table) -> pa.RecordBatch:
         start, end = self.lifetimes(group)
         groups, rows = self.windows(group, start, end)
+        self.check_bounds(rows)
         m = len(rows.group)
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)

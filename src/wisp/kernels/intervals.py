@@ -57,8 +57,8 @@ def member_counts(first: IntArray, stop: IntArray, count: int) -> IntArray:
 
 
 def group_sums(first: IntArray, stop: IntArray, weights: IntArray, count: int) -> IntArray:
-    """Per group, the sum of its events' integer weights (wrapping modulo 2^64 like every
-    integer sum of wisp), by a difference array: O(n + groups), no member lists."""
+    """Per group, the sum of its events' small integer weights (counts: no sum leaves 64
+    bits), by a difference array: O(n + groups), no member lists."""
     delta = np.zeros(count + 1, np.int64)
     with np.errstate(over="ignore"):
         np.add.at(delta, first, weights)

@@ -546,8 +546,8 @@ def test_decimal_time_beyond_64_bit_ticks_fails_the_query(spark: SparkSession) -
     result = ws.events(df, time="t", end="e").window(ws.Snapshot()).agg(ws.count())
     with pytest.raises(Exception) as caught:  # Spark wraps the worker's error
         result.collect()
-    assert ("the decimal time column 't' (decimal(38, 18)) holds a time whose ticks "
-            "(units of 10^-18) leave 64 bits" in str(caught.value))
+    assert ("a decimal(38, 18) time or attribute holds a value whose ticks (units of "
+            "10^-18) leave 64 bits" in str(caught.value))
     assert "cast the column to a decimal with fewer decimal places, e.g. decimal(38, 6)" \
         in str(caught.value)
 

@@ -151,6 +151,22 @@ def test_decimal_time_fractional_range(spark: SparkSession) -> None:
     ]
 
 
+@pytest.mark.parametrize("window", [ws.Range(-1, 0), ws.Sliding(ws.Count(2)), ws.Session(1),
+                                    ws.Snapshot()], ids=["Range", "Sliding", "Session",
+                                                         "Snapshot"])
+def test_decimal_time_beyond_64_bit_ticks_fails_the_query(spark: SparkSession,
+                                                          window: Any) -> None:
+    # decimal(38, 18) counts in 10^-18: 10 is 10^19 ticks, beyond 64 bits
+    df = spark.createDataFrame([(Decimal(10), 1.0), (Decimal(11), 2.0)],
+                               "t decimal(38,18), v double")
+    result = ws.events(df, time="t").window(window).agg(ws.sum("v"))
+    with pytest.raises(Exception) as caught:  # Spark wraps the Python worker's error
+        result.collect()
+    assert ("wisp: a decimal(38, 18) time or attribute holds a value whose ticks (units of "
+            "10^-18) leave 64 bits; windows are computed on 64-bit ticks: cast the column "
+            "to a decimal with fewer decimal places, e.g. decimal(38, 6)") in str(caught.value)
+
+
 @pytest.mark.parametrize("type_name", ["float", "double"])
 def test_float_time_range(spark: SparkSession, type_name: str) -> None:
     df = spark.createDataFrame([(0.0, 1), (1.0, 2), (1.5, 3), (3.0, 4)],

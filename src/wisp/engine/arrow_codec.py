@@ -59,6 +59,22 @@ def with_nulls(array: pa.Array, valid: npt.NDArray[np.bool_]) -> pa.Array:
     return pc.if_else(pa.array(valid), array, pa.scalar(None, array.type))
 
 
+def decimal_ticks(array: pa.Array) -> npt.NDArray[np.int64]:
+    """A decimal time (or delta attribute) as 64-bit ticks of 10^-scale. A value whose
+    ticks leave 64 bits (a decimal(38, 18) of 9.3 or more) fails the query: windows
+    are computed on 64-bit ticks."""
+    unscaled = decimal_unscaled(array)
+    if unscaled.dtype == object:
+        precision, scale = array.type.precision, array.type.scale
+        raise OverflowError(
+            f"wisp: a decimal({precision}, {scale}) time or attribute holds a value whose "
+            f"ticks (units of 10^-{scale}) leave 64 bits; windows are computed on 64-bit "
+            f"ticks: cast the column to a decimal with fewer decimal places, e.g. "
+            f"decimal(38, {min(scale, 6)})")
+    result: npt.NDArray[np.int64] = unscaled
+    return result
+
+
 def to_ticks(array: pa.Array, kind: str) -> npt.NDArray[Any]:
     """A non-null time column as ticks: int64 microseconds, int64 units, or float64."""
     if kind in ("timestamp", "timestamp_ntz"):
@@ -69,7 +85,7 @@ def to_ticks(array: pa.Array, kind: str) -> npt.NDArray[Any]:
                           dtype=np.int64)
         return days * DAY
     if kind == "decimal":
-        return decimal_unscaled(array)
+        return decimal_ticks(array)
     if kind == "float":
         return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.float64)
     return np.asarray(array.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -118,7 +134,7 @@ def ticks_or_zero(array: pa.Array, kind: str) -> npt.NDArray[Any]:
     if array.null_count == 0:
         return to_ticks(array, kind)
     if kind == "decimal":
-        return decimal_unscaled(array)
+        return decimal_ticks(array)
     if kind == "float":
         return np.asarray(pc.fill_null(array, 0.0).to_numpy(zero_copy_only=False),
                           dtype=np.float64)

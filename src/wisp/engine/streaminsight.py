@@ -106,28 +106,17 @@ class IntervalKernel(PerKeyKernel):
 
     def lifetimes(self, group: pa.Table) -> tuple[iv.IntArray, iv.IntArray]:
         times = group.column(self.time).combine_chunks()
-        start = self.ticks(times, self.time)
+        start = self.ticks(times)
         if self.end is None:
             return start, iv.lifetimes(start, start, np.ones(len(start), bool))
         ends = group.column(self.end).combine_chunks()
         known = validity(ends)
-        end = self.ticks(pc.coalesce(ends, times), self.end)
+        end = self.ticks(pc.coalesce(ends, times))
         return start, iv.lifetimes(start, end, known)
 
-    def ticks(self, array: pa.Array, name: str) -> iv.IntArray:
-        """Times as 64-bit ticks. A decimal time whose unscaled value leaves 64 bits (a
-        decimal(38, 18) time of 9.3 or more) fails the query: windows are computed on
-        64-bit ticks."""
-        ticks = to_ticks(array, self.time_kind)
-        if ticks.dtype == object:
-            precision, scale = array.type.precision, array.type.scale
-            raise OverflowError(
-                f"wisp: the decimal time column {name!r} (decimal({precision}, {scale})) "
-                f"holds a time whose "
-                f"ticks (units of 10^-{scale}) leave 64 bits; interval windows need 64-bit "
-                f"ticks: cast the column to a decimal with fewer decimal places, e.g. "
-                f"decimal(38, {min(scale, 6)})")
-        result: iv.IntArray = ticks.astype(np.int64) // self.unit
+    def ticks(self, array: pa.Array) -> iv.IntArray:
+        """Times as 64-bit ticks (whole days for date time)."""
+        result: iv.IntArray = to_ticks(array, self.time_kind) // self.unit
         return result
 
     def check_bounds(self, rows: iv.Rows) -> None:

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 import wisp as ws
 from wisp.spec.aggregates import Aggregation
+from wisp.windowed import run
 
 pytestmark = pytest.mark.spark
 
@@ -163,6 +164,29 @@ def test_tumbling_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]]
     check(actual, sort_output(expected, key), rows)
 
 
+BUCKET_AGGS: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
+    ws.max("s"), ws.min("s"), ws.sum("i"), ws.mean("i"), ws.min("i"), ws.variance("i"),
+    ws.stddev("v"), ws.count("s")]
+
+
+@settings(max_examples=10)
+@given(rows=event_rows(), size=st.sampled_from(DURATIONS), align=st.sampled_from(ALIGNS),
+       key=st.sampled_from(KEYS))
+def test_tumbling_point_events_by_groupby_match_oracle(
+        spark: SparkSession, rows: list[dict[str, Any]], size: str,
+        align: dt.datetime | None, key: list[str]) -> None:
+    ev = to_events(spark, rows, False, key)
+    result = ev.window(ws.Tumbling(size, align=align)).agg(*BUCKET_AGGS)
+    assert "native-buckets" in ws.explain(result)
+    expected = hopping(rows, time="ts", end=None, key=key, order=None,
+                       columns=columns(False), size=micros(size), hop=micros(size),
+                       align=align_micros(align), output="windows", aggs=BUCKET_AGGS)
+    scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
+    assert_rows_match(collect(result, key), sort_output(expected, key),
+                      scales=dict.fromkeys(("sum_v", "mean_v", "stddev_v"), max(scale, 1.0)))
+
+
 @settings(max_examples=10)
 @given(rows=event_rows(), key=st.sampled_from(KEYS), interval=st.booleans())
 def test_snapshot_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],
@@ -275,3 +299,34 @@ def test_many_open_ended_events_do_not_list_every_windows_members(
     h = n // 2
     assert last["mean_v"] == pytest.approx(n / 2 - 1, rel=1e-12)
     assert last["stddev_v"] == pytest.approx(math.sqrt(4 * h * (h + 1) / 12), rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["integer", "date", "timestamp"])
+def test_tumbling_by_groupby_on_every_time_kind(spark: SparkSession, kind: str) -> None:
+    # times -3, -1, 0, 4, 5 (days for date time, seconds for timestamps) in windows of 3
+    # aligned at 1: [-5, -2) holds -3; [-2, 1) holds -1 and 0; [4, 7) holds 4 and 5
+    cast = {"integer": "t", "date": "date_from_unix_date(t)",
+            "timestamp": "timestamp_seconds(t)"}[kind]
+    df = spark.createDataFrame([(-3, 1.0), (-1, 2.0), (0, None), (4, 4.0), (5, 8.0)],
+                               "t int, v double").selectExpr(f"{cast} AS t", "v")
+    size, align = {"integer": (3, 1), "date": ("3d", dt.date(1970, 1, 2)),
+                   "timestamp": ("3s", dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.UTC))}[kind]
+    ev = ws.events(df, time="t")
+    result = ev.window(ws.Tumbling(size, align=align)).agg(ws.count(), ws.sum("v"),
+                                                          ws.mean("v"))
+    assert "native-buckets" in ws.explain(result)
+    starts = [r["window_start"] for r in result.orderBy("window_start").collect()]
+    expected_starts = {"integer": [-5, -2, 4],
+                       "date": [dt.date(1969, 12, 27), dt.date(1969, 12, 30),
+                                dt.date(1970, 1, 5)],
+                       "timestamp": [EPOCH.replace(tzinfo=None) + dt.timedelta(seconds=s)
+                                     for s in (-5, -2, 4)]}[kind]
+    assert starts == expected_starts
+    assert [tuple(r)[1:] for r in result.orderBy("window_start").select(
+        "window_start", "count", "sum_v", "mean_v").collect()] == [
+        (1, 1.0, 1.0), (2, 2.0, 2.0), (2, 12.0, 6.0)]
+    # the interval kernel, forced, gives the same rows
+    kernel = run(ev, ws.Tumbling(size, align=align), [ws.count(), ws.sum("v"),
+                                                      ws.mean("v")],
+                 strategy="arrow-intervals")
+    assert sorted(map(tuple, kernel.collect())) == sorted(map(tuple, result.collect()))

@@ -79,6 +79,25 @@ def test_unknown_strategy(df: DataFrame) -> None:
     with pytest.raises(WispInputError, match=re.escape(
             "`strategy` must be 'arrow-intervals' for Snapshot windows or None, found 'x'")):
         run(ev, ws.Snapshot(), [ws.count()], strategy="x")
+    with pytest.raises(WispInputError, match=re.escape(
+            "`strategy` must be 'arrow-intervals', 'native-buckets' for Tumbling windows or "
+            "None, found 'x'")):
+        run(ev, ws.Tumbling("1s"), [ws.count()], strategy="x")
+
+
+def test_native_buckets_need_point_events_and_order_free_aggregates(df: DataFrame) -> None:
+    points = ws.events(df, time="ts", key="k")
+    with pytest.raises(WispInputError, match=re.escape(
+            "`strategy` must be 'arrow-intervals' or None here (collect_v has no order-free "
+            "Spark aggregate giving wisp's result), found 'native-buckets'")):
+        run(points, ws.Tumbling("1s"), [ws.collect("v")], strategy="native-buckets")
+    intervals = ws.events(df, time="ts", end="te", key="k")
+    with pytest.raises(WispInputError, match=re.escape(
+            "(interval events span several windows)")):
+        run(intervals, ws.Tumbling("1s"), [ws.count()], strategy="native-buckets")
+    # without a strategy, such queries run on the interval kernel
+    assert "arrow-intervals" in ws.explain(points.window(ws.Tumbling("1s")).agg(
+        ws.first("v")))
 
 
 def test_udaf_lifetimes_must_be_a_bool() -> None:

@@ -5,8 +5,12 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Observation, Window, WindowSpec
 from pyspark.sql import functions as F
 
+from ..events import TimeColumn
 from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
+from ..plan.streaminsight import Buckets
 from .columns import col, guarded, output_time_type
+
+BUCKET = "__wisp_window_start"
 
 
 def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec) -> Column:
@@ -93,3 +97,56 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
         return out
     return out.filter(col("__wisp_before") & col("__wisp_after")).drop(
         "__wisp_before", "__wisp_after")
+
+
+def _bucket_aggregate(resolved: ResolvedAggregation) -> Column:
+    """A tumbling window's aggregate as Spark's own (see plan.streaminsight.BUCKET_FNS):
+    a sum over no non-null value is 0, every other aggregate null."""
+    agg = resolved.aggregation
+    value = col(agg.col) if agg.col is not None else F.lit(1)
+    forms = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "max": F.max,
+             "variance": F.var_samp, "stddev": F.stddev_samp}
+    expr = forms[agg.fn](value)
+    if agg.fn == "sum":
+        expr = F.coalesce(expr, F.lit(0).cast(resolved.output_type))
+    return expr.cast(resolved.output_type).alias(resolved.name)
+
+
+def _ticks(time: TimeColumn) -> Column:
+    """The time column as ticks: microseconds, days for date time, or the integer."""
+    t = col(time.name)
+    if time.kind == "timestamp":
+        return F.unix_micros(t)
+    if time.kind == "date":
+        return F.unix_date(t).cast("long")
+    return t.cast("long")
+
+
+def _from_ticks(ticks: Column, time: TimeColumn) -> Column:
+    if time.kind == "timestamp":
+        return F.timestamp_micros(ticks)
+    if time.kind == "date":
+        return F.date_from_unix_date(ticks.cast("int"))
+    return ticks
+
+
+def buckets(plan: Plan, observation: Observation) -> DataFrame:
+    """Tumbling windows `[align + k*size, align + (k+1)*size)` over point events: each
+    event's window start by floor-mod (correct before 1970), then one hash aggregation by
+    (key, window start); `window_end` = `time` = start + size. Empty windows have no
+    row."""
+    events = plan.events
+    window: Buckets = plan.details
+    df = guarded(events, observation)
+    ticks = _ticks(events.time)
+    start = (ticks - F.pmod(ticks - F.lit(window.align), F.lit(window.size))).alias(BUCKET)
+    grouped = df.groupBy(*[col(k) for k in events.key], start).agg(
+        *[_bucket_aggregate(r) for r in plan.aggregations])
+    time_type = output_time_type(events.time)
+    begin = col(BUCKET)
+    end = _from_ticks(begin + F.lit(window.size), events.time).cast(time_type)
+    return grouped.select(
+        *[col(k) for k in events.key],
+        _from_ticks(begin, events.time).cast(time_type).alias("window_start"),
+        end.alias("window_end"), end.alias("time"),
+        *[col(r.name) for r in plan.aggregations])

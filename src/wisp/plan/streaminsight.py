@@ -1,8 +1,10 @@
 """Rules of the hopping, tumbling, snapshot and count-by-start-time family.
 
-Every window of the family runs as the "arrow-intervals" strategy: Spark partitions by
-key and sorts by start time; a kernel turns each key's lifetimes into windows, groups
-windows whose member sets are equal, and aggregates each member set once.
+Tumbling windows over point events with aggregations Spark computes exactly run as
+"native-buckets": one `groupBy(key, window start)`, no sort. Every other window of the
+family runs as the "arrow-intervals" strategy: Spark partitions by key and sorts by
+start time; a kernel turns each key's lifetimes into windows, groups windows whose
+member sets are equal, and aggregates each member set once.
 """
 
 from __future__ import annotations
@@ -20,13 +22,24 @@ from .planner import tie_break_columns
 from .ticks import DAY, resolve_duration
 
 STRATEGY = "arrow-intervals"
+BUCKETS = "native-buckets"
+BUCKET_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "ordered", "other"),
+              "sum": ("integer", "float", "decimal"), "mean": ("integer", "float", "decimal"),
+              "min": ("integer", "float", "decimal", "ordered"),
+              "max": ("integer", "float", "decimal", "ordered"),
+              "variance": ("integer", "float"), "stddev": ("integer", "float")}
+"""Aggregations whose Spark aggregate gives wisp's result for a tumbling window (null
+and NaN handling included); first/last and collect depend on order, which a hash
+aggregation does not keep."""
+BUCKET_TIMES = ("timestamp", "date", "integer")
 SWEEP = ("Spark hash-partitions by key and sorts within partitions by key, start time and "
          "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
          "walks each key's lifetimes")
-AGGREGATES = ("; counts and integer sums come from a difference array over the runs "
-              "(no member lists); other aggregates list each distinct member set once and "
-              "aggregate it by a disjoint sparse table; time-weighted means weigh lifetimes "
-              "clipped to the window.")
+AGGREGATES = ("; counts and integer and decimal sums come from a difference array over "
+              "the runs, float sums, means, extremes, first/last and moments from a "
+              "stabbing query on a segment tree over the runs (no member lists); collect, "
+              "udafs and time-weighted means over hopping and count windows list each "
+              "distinct member set once.")
 
 
 @dataclass(frozen=True)
@@ -44,8 +57,10 @@ class IntervalWindow:
 
 
 def _check(events: Events, strategy: str | None, kind: str) -> None:
-    if strategy is not None and strategy != STRATEGY:
-        raise bad_value("strategy", f"{STRATEGY!r} for {kind} windows or None", strategy)
+    if strategy is not None and strategy != STRATEGY and not (
+            kind == "Tumbling" and strategy == BUCKETS):
+        choices = f"{STRATEGY!r}, {BUCKETS!r}" if kind == "Tumbling" else repr(STRATEGY)
+        raise bad_value("strategy", f"{choices} for {kind} windows or None", strategy)
     if events.time.kind == "float":
         raise WispUnsupportedError(
             f"{kind} windows need exact ticks: `time` must be a timestamp, date, integer or "
@@ -106,13 +121,50 @@ def _hopping(events: Events, window: Tumbling | Hopping, size: int, hop: int, al
     return _plan(events, window, resolved, details, HOPPING_REASON, how)
 
 
+@dataclass(frozen=True)
+class Buckets:
+    """A tumbling window for `native-buckets`, in ticks of the time column (days for
+    date time): windows `[align + k*size, align + (k+1)*size)`."""
+
+    size: int
+    align: int
+
+
+def bucket_blocker(events: Events, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+    """Why a tumbling window cannot run as one groupBy, or None when it can."""
+    if events.end is not None:
+        return "interval events span several windows"
+    if events.time.kind not in BUCKET_TIMES:
+        return f"{events.time.kind} time runs on the kernel"
+    for r in resolved:
+        if r.value_class not in BUCKET_FNS.get(r.aggregation.fn, ()):
+            return (f"{r.aggregation.output_name} has no order-free Spark aggregate giving "
+                    "wisp's result")
+    return None
+
+
 def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggregation, ...],
                   strategy: str | None) -> Plan:
-    """Tumbling by duration: hopping windows with `hop = size`."""
+    """Tumbling by duration: one groupBy on the window start when every aggregation has
+    an exact order-free Spark form and the events are points; else hopping windows with
+    `hop = size` on the interval kernel."""
     _check(events, strategy, "Tumbling")
     size = _positive(window.size, events.time, "size")
-    return _hopping(events, window, size, size, resolve_align(window.align, events.time),
-                    "windows", resolved)
+    align = resolve_align(window.align, events.time)
+    blocker = bucket_blocker(events, resolved)
+    if strategy == BUCKETS and blocker is not None:
+        raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
+    if blocker is None and strategy != STRATEGY:
+        unit = DAY if events.time.kind == "date" else 1
+        how = ("Spark computes each event's window start (time - pmod(time - align, size)) "
+               "and aggregates by (key, window start) with its own hash aggregation: no "
+               "sort, no Python; window_end = time = window start + size.")
+        return Plan(events, window, resolved, BUCKETS,
+                    "point events in tumbling windows each belong to one window, so one "
+                    "groupBy computes them, and every aggregation has an exact Spark form",
+                    how, "native:buckets", tie_break_columns(events),
+                    Buckets(size // unit, align // unit))
+    return _hopping(events, window, size, size, align, "windows", resolved)
 
 
 def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggregation, ...],

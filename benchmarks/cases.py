@@ -1,22 +1,28 @@
 """The benchmark cases. Adding one is one small function registered with `@case`: it
-takes the data and the window width `w` and returns the wisp DataFrame and, when there
-is one, the hand-written native PySpark equivalent (same columns: k, t, then values)."""
+takes the data and the case's parameter `w` (a width, a ratio, a gap: see `param`) and
+returns the wisp DataFrame and, when there is one, the hand-written native PySpark
+equivalent, with the same columns: the join columns `on` (default k, t), then the
+compared values."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.window import WindowSpec
 
 import wisp as ws
 import wisp.windowed
+from wisp.spec.windows import Window as WispWindow
 
 from .data import Data
 
 Build = Callable[[Data, int], tuple[DataFrame, DataFrame | None]]
+VALUES = ("sum_v", "mean_v", "max_v")
 
 
 @dataclass(frozen=True)
@@ -26,18 +32,31 @@ class Case:
     build: Build
     widths: tuple[int, ...]
     compare: tuple[str, ...]
+    on: tuple[str, ...]
+    param: str
+
+    def label(self, w: int) -> str:
+        """The parameter as the table shows it: `1,000`, `size/hop 100`, `gap 60 s`."""
+        if not w:
+            return "-"
+        if self.param == "w":
+            return f"{w:,}"
+        if self.param == "gap":
+            return f"gap {w:,} s"
+        return f"{self.param} {w:,}"
 
 
 CASES: dict[str, Case] = {}
 WIDTHS = (10, 100, 1_000, 10_000)
 
 
-def case(family: str, widths: tuple[int, ...] = WIDTHS,
-         compare: tuple[str, ...] = ("sum_v", "mean_v", "max_v")) -> Callable[[Build], Build]:
-    """Register a benchmark (`family` names the window family it belongs to)."""
+def case(family: str, widths: tuple[int, ...] = WIDTHS, compare: tuple[str, ...] = VALUES,
+         on: tuple[str, ...] = ("k", "t"), param: str = "w") -> Callable[[Build], Build]:
+    """Register a benchmark (`family` names the window family it belongs to; results are
+    joined on the columns `on` and the columns `compare` compared)."""
     def register(build: Build) -> Build:
         name = build.__name__
-        CASES[name] = Case(name, family, build, widths, compare)
+        CASES[name] = Case(name, family, build, widths, compare, on, param)
         return build
     return register
 
@@ -46,33 +65,62 @@ STRATEGIES: dict[int, str] = {}
 """The strategy wisp chose, by id() of the benchmark's wisp DataFrame."""
 
 
-def _selected(out: DataFrame) -> DataFrame:
-    """wisp's output as (k, t, sum_v, mean_v, max_v), remembering its strategy."""
-    selected = out.select("k", F.col("time").alias("t"), "sum_v", "mean_v", "max_v")
+def _tracked(out: DataFrame, selected: DataFrame) -> DataFrame:
     run = wisp.windowed._RUNS.get(out)
     STRATEGIES[id(selected)] = run.plan.strategy if run is not None else "-"
     return selected
 
 
-def _wisp(data: Data, window: object) -> DataFrame:
-    ev = ws.events(data.df, time="t", key="k")
-    return _selected(ev.window(window).agg(  # type: ignore[arg-type]
-        ws.sum("v"), ws.mean("v"), ws.max("v")))
+def _selected(out: DataFrame) -> DataFrame:
+    """wisp's output as (k, t, sum_v, mean_v, max_v), remembering its strategy."""
+    return _tracked(out, out.select("k", F.col("time").alias("t"), *VALUES))
 
 
-def _native(data: Data, frame: Callable[[object], object]) -> DataFrame:
-    spec = frame(Window.partitionBy("k").orderBy("t"))
+def _windows(out: DataFrame) -> DataFrame:
+    """wisp's output as (k, window_start, window_end, sum_v, mean_v, max_v)."""
+    return _tracked(out, out.select("k", "window_start", "window_end", *VALUES))
+
+
+def _aggregates(events: ws.Events, window: WispWindow | None) -> DataFrame:
+    windowed = events if window is None else events.window(window)
+    return windowed.agg(ws.sum("v"), ws.mean("v"), ws.max("v"))
+
+
+def _wisp(data: Data, window: WispWindow | None) -> DataFrame:
+    return _selected(_aggregates(ws.events(data.df, time="t", key="k"), window))
+
+
+def _values() -> list[Column]:
+    """sum, mean and max of `v` as plain aggregates (for groupBy)."""
     v = F.col("v")
-    return data.df.select("k", "t", F.sum(v).over(spec).alias("sum_v"),  # type: ignore[arg-type]
-                          F.avg(v).over(spec).alias("mean_v"),  # type: ignore[arg-type]
-                          F.max(v).over(spec).alias("max_v"))  # type: ignore[arg-type]
+    return [F.sum(v).alias("sum_v"), F.avg(v).alias("mean_v"), F.max(v).alias("max_v")]
+
+
+def _over(spec: WindowSpec) -> list[Column]:
+    """sum, mean and max of `v` over the window spec `spec`."""
+    v = F.col("v")
+    return [F.sum(v).over(spec).alias("sum_v"), F.avg(v).over(spec).alias("mean_v"),
+            F.max(v).over(spec).alias("max_v")]
+
+
+def _native(data: Data, frame: Callable[[WindowSpec], WindowSpec]) -> DataFrame:
+    spec = frame(Window.partitionBy("k").orderBy("t"))
+    return data.df.select("k", "t", *_over(spec))
+
+
+def _stamped(data: Data) -> DataFrame:
+    """The data with a timestamp time `ts` = `t` seconds after the epoch (k, ts, v)."""
+    return data.df.select("k", F.timestamp_seconds("t").alias("ts"), "v")
+
+
+# ------------------------------------------------------------------ psi: Rows, Range
 
 
 @case("psi")
 def rows(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """Rows(-(w-1), 0, partial=True): the last w events, as rowsBetween(-(w-1), 0)."""
     return (_wisp(data, ws.Rows(-(w - 1), 0, partial=True)),
-            _native(data, lambda s: s.rowsBetween(-(w - 1), 0)))  # type: ignore[attr-defined]
+            _native(data, lambda s: s.rowsBetween(-(w - 1), 0)))
 
 
 @case("psi")
@@ -80,16 +128,148 @@ def range_(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """Range(-(w*gap-1), 0): ~w events on average, as rangeBetween(-(w*gap-1), 0)."""
     span = w * data.gap - 1
     return (_wisp(data, ws.Range(-span, 0)),
-            _native(data, lambda s: s.rangeBetween(-span, 0)))  # type: ignore[attr-defined]
+            _native(data, lambda s: s.rangeBetween(-span, 0)))
 
 
 @case("psi", widths=(0,))
 def cumulative(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """Running sum, mean, max per key (no window): rowsBetween(unboundedPreceding, 0)."""
-    ev = ws.events(data.df, time="t", key="k")
-    out = _selected(ev.agg(ws.sum("v"), ws.mean("v"), ws.max("v")))
-    return out, _native(data, lambda s: s.rowsBetween(  # type: ignore[attr-defined]
-        Window.unboundedPreceding, 0))
+    return (_wisp(data, None), _native(data, lambda s: s.rowsBetween(
+        Window.unboundedPreceding, 0)))
+
+
+# ------------------------------------------------------ hopping and tumbling windows
+
+HOP = 1_000
+"""The hop of the hopping cases, in seconds: ~10 events of a key per hop."""
+
+
+@case("streaminsight", widths=(1, 10, 100, 1_000), on=("k", "window_start", "window_end"),
+      param="size/hop")
+def hopping(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Hopping(w*1000 s, 1000 s) (Tumbling at w = 1) on a timestamp time (~10*w events
+    of a key per window), as groupBy("k", F.window("ts", size, hop))."""
+    df = _stamped(data)
+    size, hop = dt.timedelta(seconds=w * HOP), dt.timedelta(seconds=HOP)
+    window = ws.Tumbling(size) if w == 1 else ws.Hopping(size, hop)
+    ours = _windows(_aggregates(ws.events(df, time="ts", key="k"), window))
+    spark_window = (F.window("ts", f"{w * HOP} seconds") if w == 1
+                    else F.window("ts", f"{w * HOP} seconds", f"{HOP} seconds"))
+    theirs = df.groupBy("k", spark_window.alias("w")).agg(*_values()).select(
+        "k", F.col("w.start").alias("window_start"), F.col("w.end").alias("window_end"),
+        *VALUES)
+    return ours, theirs
+
+
+# ------------------------------------------------------------------- policy windows
+
+
+@case("spl", widths=(10, 1_000))
+def sliding_count(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Sliding(Count(w)) (trigger Count(1); nothing before the window is full), as
+    rowsBetween(-(w-1), 0) kept from each key's w-th event on (row_number() >= w)."""
+    ours = _wisp(data, ws.Sliding(ws.Count(w)))
+    by_t = Window.partitionBy("k").orderBy("t")
+    theirs = data.df.select("k", "t", *_over(by_t.rowsBetween(-(w - 1), 0)),
+                            F.row_number().over(by_t).alias("n")).where(
+        F.col("n") >= w).drop("n")
+    return ours, theirs
+
+
+@case("spl", widths=(10, 1_000))
+def sliding_time(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Sliding(Time(w*gap-1)) (trigger Count(1)): the tuples at most w*gap-1 old, ~w
+    events, as rangeBetween(-(w*gap-1), 0)."""
+    span = w * data.gap - 1
+    return (_wisp(data, ws.Sliding(ws.Time(span))),
+            _native(data, lambda s: s.rangeBetween(-span, 0)))
+
+
+@case("spl", widths=(10, 1_000))
+def sliding_delta(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Sliding(Delta("t", w*gap-1)) (trigger Count(1)): evicts tuples more than
+    w*gap-1 older than the arriving one; output once the key's first eviction happened.
+    Native: rangeBetween(-(w*gap-1), 0) kept where t - min(t) of the key > w*gap-1."""
+    span = w * data.gap - 1
+    ours = _wisp(data, ws.Sliding(ws.Delta("t", span)))
+    by_t = Window.partitionBy("k").orderBy("t")
+    theirs = data.df.select("k", "t", *_over(by_t.rangeBetween(-span, 0)),
+                            F.min("t").over(Window.partitionBy("k")).alias("first")).where(
+        F.col("t") - F.col("first") > span).drop("first")
+    return ours, theirs
+
+
+# ------------------------------------------------ periods: Since and Trailing by hour
+
+HOUR = 3_600
+
+
+def _tick(ts: Column) -> Column:
+    """The hourly tick closing the period `(previous tick, tick]` of `ts`."""
+    return F.date_trunc("hour", ts - F.expr("INTERVAL 1 MICROSECOND")) + F.expr(
+        "INTERVAL 1 HOUR")
+
+
+@case("fenl", widths=(0,))
+def since(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Since(hourly()) on a timestamp time: one row per key and hour over
+    (previous hour, hour], as groupBy("k", tick) where tick is the hour closing ts."""
+    df = _stamped(data)
+    ours = _selected(_aggregates(ws.events(df, time="ts", key="k"), ws.Since(ws.hourly())))
+    theirs = df.groupBy("k", _tick(F.col("ts")).alias("t")).agg(*_values())
+    return ours, theirs
+
+
+@case("fenl", widths=(24,), param="n")
+def trailing(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Trailing(w, hourly()): per event, the current hour so far and the w-1 hours
+    before it (null while the key has fewer than w-1 earlier ticks). Native: per-hour
+    aggregates combined over the w-1 previous hours by rangeBetween, plus a running
+    aggregate over the current hour, joined on (k, hour)."""
+    df = _stamped(data)
+    ours = _selected(_aggregates(ws.events(df, time="ts", key="k"), ws.Trailing(w, ws.hourly())))
+    ticked = df.withColumn("tick", _tick(F.col("ts")))
+    hours = ticked.groupBy("k", "tick").agg(
+        F.sum("v").alias("s"), F.count("v").alias("c"), F.max("v").alias("m"))
+    before = Window.partitionBy("k").orderBy(F.unix_seconds("tick")).rangeBetween(
+        -(w - 1) * HOUR, -HOUR)
+    hours = hours.select(
+        "k", "tick", F.sum("s").over(before).alias("ps"), F.sum("c").over(before).alias("pc"),
+        F.max("m").over(before).alias("pm"),
+        F.min("tick").over(Window.partitionBy("k")).alias("first"))
+    so_far = Window.partitionBy("k", "tick").orderBy("ts").rowsBetween(
+        Window.unboundedPreceding, 0)
+    running = ticked.select("k", "tick", "ts", F.sum("v").over(so_far).alias("cs"),
+                            F.count("v").over(so_far).alias("cc"),
+                            F.max("v").over(so_far).alias("cm"))
+    joined = running.join(hours, ["k", "tick"])
+    enough = F.unix_seconds("tick") - F.unix_seconds("first") >= (w - 1) * HOUR
+    total = F.coalesce(F.col("ps"), F.lit(0.0)) + F.col("cs")
+    count = F.coalesce(F.col("pc"), F.lit(0)) + F.col("cc")
+    theirs = joined.select(
+        "k", F.col("ts").alias("t"), F.when(enough, total).alias("sum_v"),
+        F.when(enough, total / count).alias("mean_v"),
+        F.when(enough, F.greatest("pm", "cm")).alias("max_v"))
+    return ours, theirs
+
+
+# ------------------------------------------------------------------------- sessions
+
+
+@case("dynamic", widths=(60, 600), on=("k", "window_start", "window_end"), param="gap")
+def session(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Session(w seconds) on a timestamp time, as groupBy("k", F.session_window("ts",
+    gap)); at gap 60 s sessions hold ~2 events, at 600 s ~400."""
+    df = _stamped(data)
+    ours = _windows(_aggregates(ws.events(df, time="ts", key="k"),
+                                ws.Session(dt.timedelta(seconds=w))))
+    theirs = df.groupBy("k", F.session_window("ts", f"{w} seconds").alias("w")).agg(
+        *_values()).select("k", F.col("w.start").alias("window_start"),
+                           F.col("w.end").alias("window_end"), *VALUES)
+    return ours, theirs
+
+
+# --------------------------------------------------------------------------- floors
 
 
 @case("floor", widths=(0,), compare=())

@@ -33,13 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class Item:
-    """One benchmark row to run: a case at a width over a data set."""
+    """One benchmark row to run: a case at a parameter `w` over a data set."""
 
     case: str
     data: str
     w: int
     native: bool = True
     native_runs: int | None = None  # fewer timed native runs where each takes long
+    why_not: str = "native not run here (O(n*w)); compared at 1M"
 
 
 @dataclass
@@ -52,23 +53,52 @@ class Row:
     agreement: str
 
 
+NOT_AT_10M = "native not run at 10M; compared at 1M"
+EXPANDS = ("native not run (F.window copies every event into size/hop windows: "
+           "~10x the size/hop 100 row); compared on 100K events")
+SLIDING = ("sliding_count", "sliding_time", "sliding_delta")
+
+
 def plan(quick: bool) -> tuple[dict[str, tuple[int, float]], list[Item]]:
     """Data sets (events, hot-key share) and the rows to run."""
     data = {"1M": (1_000_000, 0.0)}
     widths = (10, 1_000) if quick else (10, 100, 1_000, 10_000)
     items = [Item("shuffle_sort", "1M", 0), Item("identity_arrow", "1M", 0)]
-    # quick: Spark's own frames at w = 1000 run once for the check and once timed
-    items += [Item(c, "1M", w, native_runs=1 if quick and w >= 1_000 else None)
+    # Spark's own frames at w = 1000 (quick) or 10 000 (full) run once for the check and
+    # once timed: they take minutes
+    slow = 1_000 if quick else 10_000
+    items += [Item(c, "1M", w, native_runs=1 if w >= slow else None)
               for c in ("rows", "range_") for w in widths]
     items.append(Item("cumulative", "1M", 0))
-    if not quick:
-        data["10M"] = (10_000_000, 0.0)
-        data["10M skew"] = (10_000_000, 0.5)
-        items += [Item("shuffle_sort", "10M", 0), Item("identity_arrow", "10M", 0)]
-        items += [Item(c, "10M", w, native=w <= 100) for c in ("rows", "range_")
-                  for w in (10, 1_000, 10_000)]
-        items += [Item(c, "10M skew", w, native=False) for c in ("rows", "range_")
-                  for w in (10, 1_000)]
+    if quick:  # one row per family beside the relative-time windows
+        items += [Item("hopping", "1M", 10), Item("sliding_count", "1M", 10),
+                  Item("since", "1M", 0), Item("session", "1M", 60)]
+        return data, items
+    data["100K"] = (100_000, 0.0)
+    data["10M"] = (10_000_000, 0.0)
+    data["10M skew"] = (10_000_000, 0.5)
+    # F.window at size/hop 100 takes minutes on 1M events: one timed run
+    items += [Item("hopping", "1M", r, native_runs=1 if r >= 100 else None)
+              for r in (1, 10, 100)]
+    items += [Item("hopping", "1M", 1_000, native=False, why_not=EXPANDS),
+              Item("hopping", "100K", 1_000, native_runs=1)]
+    # Spark's frames at w = 1000 are timed three times in the rows and range_ rows above
+    items += [Item(c, "1M", w, native_runs=1 if w >= 1_000 else None)
+              for c in SLIDING for w in (10, 1_000)]
+    items += [Item("since", "1M", 0), Item("trailing", "1M", 24),
+              Item("session", "1M", 60), Item("session", "1M", 600)]
+    items += [Item("shuffle_sort", "10M", 0), Item("identity_arrow", "10M", 0)]
+    items += [Item(c, "10M", w, native=w <= 100) for c in ("rows", "range_")
+              for w in (10, 1_000, 10_000)]
+    items += [Item("hopping", "10M", r, native=r <= 10, native_runs=1,
+                   why_not=NOT_AT_10M if r < 1_000 else NOT_AT_10M.replace("1M", "100K"))
+              for r in (1, 10, 100, 1_000)]
+    items += [Item(c, "10M", w, native=w <= 10, native_runs=1, why_not=NOT_AT_10M)
+              for c in SLIDING for w in (10, 1_000)]
+    items += [Item("since", "10M", 0, native_runs=1), Item("trailing", "10M", 24, native_runs=1),
+              Item("session", "10M", 60, native_runs=1), Item("session", "10M", 600, native_runs=1)]
+    items += [Item(c, "10M skew", w, native=False) for c in ("rows", "range_")
+              for w in (10, 1_000)]
     return data, items
 
 
@@ -93,22 +123,32 @@ def timed(df: DataFrame, runs: int) -> float:
     return statistics.median(times)
 
 
-def agreement(ours: DataFrame, theirs: DataFrame, columns: tuple[str, ...]) -> str:
-    """Join on (k, t): rows on one side only, and the largest difference per column
-    relative to max(|native|, 1)."""
-    a = ours.select("k", "t", *[F.col(c).alias(f"a_{c}") for c in columns])
-    b = theirs.select("k", "t", *[F.col(c).alias(f"b_{c}") for c in columns])
-    joined = a.join(b, ["k", "t"], "full_outer")
-    one_side = F.col(f"a_{columns[0]}").isNull() != F.col(f"b_{columns[0]}").isNull()
-    stats = [F.count_if(one_side).alias("unmatched")]
+def agreement(ours: DataFrame, theirs: DataFrame, on: tuple[str, ...],
+              columns: tuple[str, ...]) -> str:
+    """Join on the columns `on` (e.g. (k, t), or (k, window_start, window_end)): rows in
+    all, rows on one side only, values null on one side only, and the largest difference
+    per column relative to max(|native|, 1)."""
+    a = ours.select(*on, F.lit(True).alias("a_row"),
+                    *[F.col(c).alias(f"a_{c}") for c in columns])
+    b = theirs.select(*on, F.lit(True).alias("b_row"),
+                      *[F.col(c).alias(f"b_{c}") for c in columns])
+    joined = a.join(b, list(on), "full_outer")
+    one_side = F.col("a_row").isNull() != F.col("b_row").isNull()
+    one_null = F.lit(False)
+    for c in columns:
+        one_null = one_null | (F.col(f"a_{c}").isNull() != F.col(f"b_{c}").isNull())
+    stats = [F.count("*").alias("rows"), F.count_if(one_side).alias("unmatched"),
+             F.count_if(~one_side & one_null).alias("nulls")]
     for c in columns:
         diff = F.abs(F.col(f"a_{c}") - F.col(f"b_{c}"))
         stats.append(F.max(diff / F.greatest(F.abs(F.col(f"b_{c}")), F.lit(1.0))).alias(c))
     row = joined.agg(*stats).first()
     assert row is not None
     worst = max(float(row[c] or 0.0) for c in columns)
-    verdict = "agree" if row["unmatched"] == 0 and worst <= 1e-9 else "DISAGREE"
-    return f"{verdict} ({row['unmatched']} unmatched, max rel diff {worst:.1e})"
+    bad = row["unmatched"] or row["nulls"] or worst > 1e-9
+    nulls = f", {row['nulls']} null on one side" if row["nulls"] else ""
+    return (f"{'DISAGREE' if bad else 'agree'} ({row['rows']:,} rows, {row['unmatched']} "
+            f"unmatched{nulls}, max rel diff {worst:.1e})")
 
 
 def machine(spark: SparkSession) -> list[str]:
@@ -138,13 +178,19 @@ def run_item(item: Item, data: Data, runs: int) -> Row:
     strategy = STRATEGIES.get(id(ours), "-")
     verdict = "-"
     if theirs is not None and case.compare and item.native:
-        verdict = agreement(ours, theirs, case.compare)
+        verdict = agreement(ours, theirs, case.on, case.compare)
     elif theirs is not None:
-        verdict = "native not run here (O(n*w)); compared at 1M, w <= 1000"
+        verdict = item.why_not
     wisp_s = timed(ours, runs)
     native_s = (timed(theirs, item.native_runs or runs)
                 if theirs is not None and item.native else None)
     return Row(item, data.events, wisp_s, native_s, strategy, verdict)
+
+
+def _rate(events: int, seconds: float) -> str:
+    """Events per second: `1.05 M`, or `1.6 K` below 0.01 M."""
+    per_second = events / seconds
+    return f"{per_second / 1e6:.2f} M" if per_second >= 1e4 else f"{per_second / 1e3:.1f} K"
 
 
 def table(rows: list[Row]) -> list[str]:
@@ -152,35 +198,42 @@ def table(rows: list[Row]) -> list[str]:
              "native events/s | wisp strategy | check |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        w = f"{r.item.w:,}" if r.item.w else "-"
+        w = CASES[r.item.case].label(r.item.w)
         native = f"{r.native_s:.2f}" if r.native_s is not None else "-"
         ratio = f"{r.wisp_s / r.native_s:.2f}" if r.native_s else "-"
-        native_rate = f"{r.events / r.native_s / 1e6:.2f} M" if r.native_s else "-"
+        native_rate = _rate(r.events, r.native_s) if r.native_s else "-"
         lines.append(f"| {r.item.case.rstrip('_')} | {r.item.data} | {w} | {r.wisp_s:.2f} | "
-                     f"{native} | {ratio} | {r.events / r.wisp_s / 1e6:.2f} M | "
+                     f"{native} | {ratio} | {_rate(r.events, r.wisp_s)} | "
                      f"{native_rate} | {r.strategy} | {r.agreement} |")
     return lines
+
+
+HAND_KEPT = ("additional.md", "findings.md")
+"""Sections maintained by hand in benchmarks/, copied after the results on every run."""
 
 
 def write(rows: list[Row], facts: list[str], quick: bool, seconds: float,
           output: str) -> None:
     head = (ROOT / "benchmarks" / "intro.md").read_text()
-    findings = (ROOT / "benchmarks" / "findings.md").read_text()
+    kept = [(ROOT / "benchmarks" / name).read_text().rstrip() for name in HAND_KEPT]
     mode = "make bench-quick" if quick else "make bench"
     out = [head.rstrip(), "", "## Machine", "", *facts, "",
-           f"## Results (`{mode}`, {seconds / 60:.1f} min in all)", "", *table(rows), "",
-           findings.rstrip(), ""]
+           f"## Results (`{mode}`, {seconds / 60:.1f} min in all)", "", *table(rows), ""]
+    for section in kept:
+        out += [section, ""]
     (ROOT / output).write_text("\n".join(out))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="1M events, w = 10 and 1000")
+    parser.add_argument("--quick", action="store_true",
+                        help="1M events, w = 10 and 1000, one row per other family")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default=None, help="comma-separated case names")
     parser.add_argument("--data", default=None,
-                        help="comma-separated data sets (1M, 10M, 10M skew)")
-    parser.add_argument("--widths", default=None, help="comma-separated widths w")
+                        help="comma-separated data sets (1M, 100K, 10M, 10M skew)")
+    parser.add_argument("--widths", default=None,
+                        help="comma-separated parameters w (widths, size/hop ratios, gaps)")
     parser.add_argument("--skip-native", action="store_true",
                         help="time wisp only (no native runs, no comparison)")
     parser.add_argument("--output", default="BENCHMARKS.md", help="the report to write")
@@ -193,7 +246,8 @@ def main() -> None:
     if args.data:
         items = [i for i in items if i.data in args.data.split(",")]
     if args.skip_native:
-        items = [dataclasses.replace(i, native=False) for i in items]
+        items = [dataclasses.replace(i, native=False, why_not="native not run (--skip-native)")
+                 for i in items]
     if args.widths:
         items = [i for i in items if i.w == 0 or str(i.w) in args.widths.split(",")]
     rows: list[Row] = []
@@ -204,9 +258,10 @@ def main() -> None:
         warm = next(iter(loaded.values()))
         timed(CASES["shuffle_sort"].build(warm, 0)[0], 1)  # warm up the JVM
         for item in items:
+            started = time.perf_counter()
             row = run_item(item, loaded[item.data], args.runs)
             rows.append(row)
-            print(table([row])[-1], flush=True)
+            print(f"{table([row])[-1]} ({time.perf_counter() - started:.0f} s)", flush=True)
         facts = machine(spark)
     write(rows, facts, args.quick, time.perf_counter() - begin, args.output)
     print(f"wrote {args.output} in {time.perf_counter() - begin:.0f} s")

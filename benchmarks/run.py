@@ -114,13 +114,29 @@ def session() -> SparkSession:
     return spark
 
 
+def once(df: DataFrame) -> float:
+    """Seconds for one run of the whole query (a noop write: nothing is stored)."""
+    begin = time.perf_counter()
+    df.write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - begin
+
+
 def timed(df: DataFrame, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        begin = time.perf_counter()
-        df.write.format("noop").mode("overwrite").save()
-        times.append(time.perf_counter() - begin)
-    return statistics.median(times)
+    return statistics.median(once(df) for _ in range(runs))
+
+
+def timed_pair(ours: DataFrame, theirs: DataFrame | None, runs: int,
+               their_runs: int) -> tuple[float, float | None]:
+    """Medians of wisp's and native's runs, taken in turn (wisp, native, wisp, ...), so
+    that a drift of the machine or the JVM's warm-up favours neither side."""
+    mine: list[float] = []
+    others: list[float] = []
+    for turn in range(max(runs, their_runs if theirs is not None else 0)):
+        if turn < runs:
+            mine.append(once(ours))
+        if theirs is not None and turn < their_runs:
+            others.append(once(theirs))
+    return statistics.median(mine), statistics.median(others) if others else None
 
 
 def agreement(ours: DataFrame, theirs: DataFrame, on: tuple[str, ...],
@@ -181,9 +197,8 @@ def run_item(item: Item, data: Data, runs: int) -> Row:
         verdict = agreement(ours, theirs, case.on, case.compare)
     elif theirs is not None:
         verdict = item.why_not
-    wisp_s = timed(ours, runs)
-    native_s = (timed(theirs, item.native_runs or runs)
-                if theirs is not None and item.native else None)
+    wisp_s, native_s = timed_pair(ours, theirs if item.native else None, runs,
+                                  item.native_runs or runs)
     return Row(item, data.events, wisp_s, native_s, strategy, verdict)
 
 

@@ -116,3 +116,28 @@ def test_tumbling_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]]
     ev = ws.events(to_frame(spark, rows), time="ts", key=key, order=order)
     check(collect(ev.window(window).agg(*AGGREGATIONS), key),
           expected_rows(rows, window, key, order))
+
+
+NATIVE_AGGREGATIONS: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.count("s"), ws.sum("v"), ws.mean("v"), ws.min("v"),
+    ws.max("v"), ws.max("a"), ws.min("a")]
+
+
+@settings(max_examples=15)
+@given(rows=event_rows(), n=st.integers(1, 6), partial=st.booleans(),
+       key_choice=st.integers(0, 2))
+def test_last_n_tuples_by_spark_frames_match_oracle(spark: SparkSession,
+                                                    rows: list[dict[str, Any]], n: int,
+                                                    partial: bool, key_choice: int) -> None:
+    # Sliding(Count(n)) with the default Count(1) trigger, in time order, is the Rows
+    # window (-(n-1), 0): with aggregations Spark computes exactly it runs on Spark's frame
+    key = [[], ["k"], ["k", "s"]][key_choice]
+    window = ws.Sliding(ws.Count(n), partial=partial)
+    ev = ws.events(to_frame(spark, rows), time="ts", key=key)
+    result = ev.window(window).agg(*NATIVE_AGGREGATIONS)
+    assert "native-frames" in ws.explain(result)
+    expected = sort_output(spl_window(rows, time="ts", key=key, order=None, columns=COLUMNS,
+                                      window=window, aggs=NATIVE_AGGREGATIONS), key)
+    scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
+    assert_rows_match(collect(result, key), expected,
+                      scales={"sum_v": max(scale, 1.0), "mean_v": max(scale, 1.0)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import bad_value
 from ..events import Events
-from ..spec.windows import Range, Rows
+from ..spec.windows import Range, Rows, Window
 from .aggregations import refuse_lifetimes
 from .nodes import Frame, Plan, RangeFrame, ResolvedAggregation, RowsFrame, RunningFrame
 from .planner import tie_break_columns
@@ -57,15 +57,7 @@ def plan_rows(events: Events, window: Rows, resolved: tuple[ResolvedAggregation,
     frame = RowsFrame(window.first_index, window.last_index, window.partial)
     width = frame.last - frame.first + 1
     if strategy is None and native_rows(frame, resolved):
-        how = (f"Spark's window operator with a ROWS BETWEEN {-frame.first} PRECEDING AND "
-               f"{frame.last} FOLLOWING frame, partitioned by key and ordered by time and "
-               "the tie-break columns (one shuffle and sort); window bounds by lag/lead"
-               f"{'' if frame.partial else ', complete windows kept by a filter'}.")
-        return Plan(events, window, resolved, "native-frames",
-                    f"the window holds at most {width} events (<= {NATIVE_ROWS_MAX}) and "
-                    "every aggregation has a native form: re-aggregating so few values per "
-                    "row in Spark's own operator is cheaper than the round trip to an Arrow "
-                    "kernel", how, "native:frames", tie_break_columns(events), frame)
+        return native_frames_plan(events, window, frame, resolved)
     reason = ("Spark's sliding frames re-aggregate every frame (O(n*w)); the kernel costs "
               "O(n) per key for fixed-width frames whatever the window's width")
     if strategy is None and width <= NATIVE_ROWS_MAX:
@@ -73,6 +65,21 @@ def plan_rows(events: Events, window: Rows, resolved: tuple[ResolvedAggregation,
                   "no exact native sliding form here, so the kernel runs it")
     return _frames_plan(events, window, frame, resolved,
                         "requested" if strategy == "arrow-frames" else reason)
+
+
+def native_frames_plan(events: Events, window: Window, frame: RowsFrame,
+                       resolved: tuple[ResolvedAggregation, ...]) -> Plan:
+    """Spark's own sliding ROWS frame, for a frame where `native_rows` holds."""
+    width = frame.last - frame.first + 1
+    how = (f"Spark's window operator with a ROWS BETWEEN {-frame.first} PRECEDING AND "
+           f"{frame.last} FOLLOWING frame, partitioned by key and ordered by time and "
+           "the tie-break columns (one shuffle and sort); window bounds by lag/lead"
+           f"{'' if frame.partial else ', complete windows kept by a filter'}.")
+    return Plan(events, window, resolved, "native-frames",
+                f"the window holds at most {width} events (<= {NATIVE_ROWS_MAX}) and "
+                "every aggregation has a native form: re-aggregating so few values per "
+                "row in Spark's own operator is cheaper than the round trip to an Arrow "
+                "kernel", how, "native:frames", tie_break_columns(events), frame)
 
 
 def native_rows(frame: RowsFrame, resolved: tuple[ResolvedAggregation, ...]) -> bool:

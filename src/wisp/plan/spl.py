@@ -22,7 +22,8 @@ from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
 from .aggregations import refuse_lifetimes
-from .nodes import Plan, ResolvedAggregation
+from .nodes import Plan, ResolvedAggregation, RowsFrame
+from .psi import native_frames_plan, native_rows
 from .ticks import DAY, resolve_duration
 
 STRATEGY = "arrow-spl"
@@ -174,6 +175,12 @@ def plan_sliding(events: Events, window: Sliding, resolved: tuple[ResolvedAggreg
     _check(events, resolved, strategy, "Sliding")
     evict = resolve_policy(window.evict, events, "eviction")
     trigger = resolve_policy(window.trigger, events, "trigger")
+    if strategy is None and events.order is None and evict.kind == "count" and (
+            trigger.kind == "count" and trigger.n == 1):
+        # the last n tuples at every arrival, in time order: the Rows window (-(n-1), 0)
+        frame = RowsFrame(-(evict.n - 1), 0, window.partial)
+        if native_rows(frame, resolved):
+            return native_frames_plan(events, window, frame, resolved)
     details = SplDetails("sliding", evict, trigger, window.partial, arrival_columns(events))
     words = (f"sliding window, eviction {_words(evict)}, trigger {_words(trigger)}"
              f"{', partial windows emitted' if window.partial else ''}")

@@ -82,7 +82,9 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
     time_type = output_time_type(events.time)
     before = F.lag(time, -frame.first).over(spec) if frame.first < 0 else time
     after = F.lead(time, frame.last).over(spec) if frame.last > 0 else time
-    start = F.coalesce(before, F.min(time).over(whole)) if frame.first < 0 else before
+    # the key's first time: a running frame (O(1) a row), cheaper than a whole one
+    running = spec.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    start = F.coalesce(before, F.first(time).over(running)) if frame.first < 0 else before
     end = F.coalesce(after, F.max(time).over(whole)) if frame.last > 0 else after
     out = df.select(
         *[col(k) for k in events.key],

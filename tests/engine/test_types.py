@@ -151,7 +151,7 @@ def test_decimal_time_fractional_range(spark: SparkSession) -> None:
     ]
 
 
-@pytest.mark.parametrize("window", [ws.Range(-1, 0), ws.Sliding(ws.Count(2)), ws.Session(1),
+@pytest.mark.parametrize("window", [ws.Range(-1, 0), ws.Sliding(ws.Time(1)), ws.Session(1),
                                     ws.Snapshot()], ids=["Range", "Sliding", "Session",
                                                          "Snapshot"])
 def test_decimal_time_beyond_64_bit_ticks_fails_the_query(spark: SparkSession,

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..kernels import stabbing as sb
 from ..kernels import window_agg as wa
-from .arrow import AggregateJob, scaled, to_arrow
+from .arrow import AggregateJob, scaled, to_arrow, udaf_values
 from .arrow_codec import dense_ranks, numeric_values, validity
 
 
@@ -35,10 +35,7 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
         return to_arrow(sb.alive_collect(stab, valid), column, job)
     if fn == "udaf":
         assert job.func is not None
-        values = (column.to_numpy(zero_copy_only=False)
-                  if job.value_class in ("ordered", "other")
-                  else scaled(numeric_values(column, job.value_class), job, column))
-        results = sb.alive_apply(stab, job.func, values, ticks, valid)
+        results = sb.alive_apply(stab, job.func, udaf_values(job, column), ticks, valid)
         return pa.array(results, type=job.output_type)
     if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
         return to_arrow(sb.alive_extreme_by_rank(stab, fn, dense_ranks(column), valid),

@@ -230,10 +230,7 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
         return to_arrow(wa.frame_collect(valid, lo, hi), column, job)
     if fn == "udaf":
         assert job.func is not None
-        values = (column.to_numpy(zero_copy_only=False)
-                  if job.value_class in ("ordered", "other")
-                  else scaled(numeric_values(column, job.value_class), job, column))
-        results = wa.frame_apply(job.func, values, ticks, valid, lo, hi)
+        results = wa.frame_apply(job.func, udaf_values(job, column), ticks, valid, lo, hi)
         return pa.array(results, type=job.output_type)
     if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
         return to_arrow(wa.frame_extreme_by_rank(fn, dense_ranks(column), valid, lo, hi),
@@ -249,6 +246,15 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     if fn in ("variance", "stddev"):
         return to_arrow(wa.frame_moments(fn, values, valid, lo, hi), column, job)
     raise AssertionError(f"no kernel for {fn}")
+
+
+def udaf_values(job: AggregateJob, column: pa.Array) -> npt.NDArray[Any]:
+    """A column's values as a user function sees them: numbers as numpy numbers
+    (decimals as float64), other types as numpy objects."""
+    if job.value_class in ("ordered", "other"):
+        values: npt.NDArray[Any] = column.to_numpy(zero_copy_only=False)
+        return values
+    return scaled(numeric_values(column, job.value_class), job, column)
 
 
 def scaled(values: npt.NDArray[Any], job: AggregateJob, column: pa.Array) -> npt.NDArray[Any]:

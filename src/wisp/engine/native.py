@@ -13,34 +13,26 @@ from .columns import col, guarded, output_time_type
 BUCKET = "__wisp_window_start"
 
 
-def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec) -> Column:
+NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "max": F.max,
+                "first": lambda c: F.first(c, ignorenulls=True),
+                "last": lambda c: F.last(c, ignorenulls=True),
+                "stddev": F.stddev_samp, "variance": F.var_samp, "collect": F.collect_list}
+"""Spark's own form of each aggregation the planner sends to a native strategy."""
+
+
+def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None) -> Column:
+    """The aggregation as Spark's own, over `frame` (None: a grouped aggregate). A sum
+    over no non-null value is 0, as wisp's sums are."""
     agg = resolved.aggregation
     value = col(agg.col) if agg.col is not None else F.lit(1)
-    fn = agg.fn
-    if fn == "count":
-        expr = F.count(value)
-    elif fn == "sum":
-        expr = F.coalesce(F.sum(value).over(frame), F.lit(0).cast(resolved.output_type))
-        return expr.cast(resolved.output_type).alias(resolved.name)
-    elif fn == "mean":
-        expr = F.avg(value)
-    elif fn == "min":
-        expr = F.min(value)
-    elif fn == "max":
-        expr = F.max(value)
-    elif fn == "first":
-        expr = F.first(value, ignorenulls=True)
-    elif fn == "last":
-        expr = F.last(value, ignorenulls=True)
-    elif fn == "stddev":
-        expr = F.stddev_samp(value)
-    elif fn == "variance":
-        expr = F.var_samp(value)
-    elif fn == "collect":
-        expr = F.collect_list(value)
-    else:  # the planner never sends other aggregations here
-        raise AssertionError(f"no native form for {fn}")
-    return expr.over(frame).cast(resolved.output_type).alias(resolved.name)
+    if agg.fn not in NATIVE_FORMS:  # the planner never sends other aggregations here
+        raise AssertionError(f"no native form for {agg.fn}")
+    expr = NATIVE_FORMS[agg.fn](value)
+    if frame is not None:
+        expr = expr.over(frame)
+    if agg.fn == "sum":
+        expr = F.coalesce(expr, F.lit(0).cast(resolved.output_type))
+    return expr.cast(resolved.output_type).alias(resolved.name)
 
 
 def running(plan: Plan, observation: Observation) -> DataFrame:
@@ -101,19 +93,6 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
         "__wisp_before", "__wisp_after")
 
 
-def _bucket_aggregate(resolved: ResolvedAggregation) -> Column:
-    """A tumbling window's aggregate as Spark's own (see plan.streaminsight.BUCKET_FNS):
-    a sum over no non-null value is 0, every other aggregate null."""
-    agg = resolved.aggregation
-    value = col(agg.col) if agg.col is not None else F.lit(1)
-    forms = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "max": F.max,
-             "variance": F.var_samp, "stddev": F.stddev_samp}
-    expr = forms[agg.fn](value)
-    if agg.fn == "sum":
-        expr = F.coalesce(expr, F.lit(0).cast(resolved.output_type))
-    return expr.cast(resolved.output_type).alias(resolved.name)
-
-
 def _ticks(time: TimeColumn) -> Column:
     """The time column as ticks: microseconds, days for date time, or the integer."""
     t = col(time.name)
@@ -143,7 +122,7 @@ def buckets(plan: Plan, observation: Observation) -> DataFrame:
     ticks = _ticks(events.time)
     start = (ticks - F.pmod(ticks - F.lit(window.align), F.lit(window.size))).alias(BUCKET)
     grouped = df.groupBy(*[col(k) for k in events.key], start).agg(
-        *[_bucket_aggregate(r) for r in plan.aggregations])
+        *[_aggregate(r, None) for r in plan.aggregations])
     time_type = output_time_type(events.time)
     begin = col(BUCKET)
     end = _from_ticks(begin + F.lit(window.size), events.time).cast(time_type)

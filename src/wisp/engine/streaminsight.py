@@ -26,7 +26,14 @@ from ..kernels import stabbing as sb
 from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
 from .alive import aggregate_alive
-from .arrow import AggregateJob, PerKeyKernel, aggregate, same_as_previous, scaled
+from .arrow import (
+    AggregateJob,
+    PerKeyKernel,
+    aggregate,
+    same_as_previous,
+    scaled,
+    udaf_values,
+)
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .columns import interval_guarded as checked_intervals
@@ -207,9 +214,8 @@ class IntervalKernel(PerKeyKernel):
             assert job.column is not None
             positions, weights, lo, hi = iv.clipped_weights(start, end, groups)
             column = group.column(job.column).combine_chunks().take(pa.array(positions))
-            values = numeric_values(column, job.value_class).astype(np.float64)
-            if job.value_class == "decimal":
-                values = values / float(10 ** column.type.scale)
+            values = scaled(numeric_values(column, job.value_class), job, column).astype(
+                np.float64)
             result, valid = iv.time_weighted_mean(values, validity(column), weights, lo, hi)
             return pa.array(result, pa.float64(), mask=~valid).cast(job.output_type)
         if job.lifetimes:
@@ -228,9 +234,7 @@ class IntervalKernel(PerKeyKernel):
         assert job.func is not None and job.column is not None
         positions, begin, finish, lo, hi = iv.clipped_lifetimes(start, end, groups)
         column = group.column(job.column).combine_chunks().take(pa.array(positions))
-        values = (column.to_numpy(zero_copy_only=False)
-                  if job.value_class in ("ordered", "other")
-                  else scaled(numeric_values(column, job.value_class), job, column))
+        values = udaf_values(job, column)
         unit = self.unit
         begin = begin * unit
         finish = np.where(finish == iv.END_OF_TIME, finish, finish * unit)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .stabbing import Stabbing
+
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -57,13 +59,9 @@ def member_counts(first: IntArray, stop: IntArray, count: int) -> IntArray:
 
 
 def group_sums(first: IntArray, stop: IntArray, weights: IntArray, count: int) -> IntArray:
-    """Per group, the sum of its events' small integer weights (counts: no sum leaves 64
-    bits), by a difference array: O(n + groups), no member lists."""
-    delta = np.zeros(count + 1, np.int64)
-    with np.errstate(over="ignore"):
-        np.add.at(delta, first, weights)
-        np.add.at(delta, stop, -weights)
-        sums: IntArray = np.cumsum(delta)[:count]
+    """Per group, the exact sum of its events' integer weights, by a difference array
+    (`Stabbing.exact_sums`): O(n + groups), no member lists."""
+    sums: IntArray = Stabbing(first, stop, count).exact_sums(weights)
     return sums
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from typing import Any
 
 import pytest
@@ -185,6 +186,92 @@ def test_tumbling_point_events_by_groupby_match_oracle(
     scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
     assert_rows_match(collect(result, key), sort_output(expected, key),
                       scales=dict.fromkeys(("sum_v", "mean_v", "stddev_v"), max(scale, 1.0)))
+
+
+PANE_AGGS: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
+    ws.max("s"), ws.min("s"), ws.sum("i"), ws.mean("i"), ws.min("i"), ws.max("i"),
+    ws.count("s")]
+
+
+@settings(max_examples=15)
+@given(rows=event_rows(), size=st.sampled_from(DURATIONS), hop=st.sampled_from(DURATIONS),
+       align=st.sampled_from(ALIGNS), key=st.sampled_from(KEYS),
+       output=st.sampled_from(["windows", "changes"]))
+def test_hopping_point_events_by_panes_match_oracle(
+        spark: SparkSession, rows: list[dict[str, Any]], size: str, hop: str,
+        align: dt.datetime | None, key: list[str], output: str) -> None:
+    # panes of gcd(size, hop) (250 ms or more) hold several of the random events, some
+    # exactly on pane boundaries, some 1 µs after them
+    if output == "changes" and micros(hop) > micros(size):
+        size, hop = hop, size
+    ev = to_events(spark, rows, False, key)
+    result = ev.window(ws.Hopping(size, hop, align=align, output=output)).agg(*PANE_AGGS)
+    assert "Strategy panes" in ws.explain(result)
+    expected = hopping(rows, time="ts", end=None, key=key, order=None,
+                       columns=columns(False), size=micros(size), hop=micros(hop),
+                       align=align_micros(align), output=output, aggs=PANE_AGGS)
+    check(collect(result, key), sort_output(expected, key), rows)
+
+
+def test_panes_sum_integers_exactly(spark: SparkSession) -> None:
+    # one pane [0, 1 s) holds 2^62, 2^62 and -2^62: a long running sum would overflow on
+    # the way to 2^62; the pane [1 s, 2 s) holds 2^62 and 2^62, whose sum leaves 64 bits
+    big = 1 << 62
+    df = spark.createDataFrame([(0, big), (1, big), (2, -big)], "t long, i long").select(
+        F.timestamp_micros("t").alias("ts"), "i")
+    ev = ws.events(df, time="ts")
+    result = ev.window(ws.Hopping("2s", "1s")).agg(ws.sum("i"), ws.mean("i"), ws.count())
+    assert "Strategy panes" in ws.explain(result)
+    assert [tuple(r) for r in result.select(F.unix_seconds("window_start"), "sum_i",
+                                            "mean_i", "count")
+            .orderBy("window_start").collect()] == [
+        (-1, big, big / 3, 3), (0, big, big / 3, 3)]
+    overflowing = spark.createDataFrame([(0, big), (SECOND, big), (SECOND + 1, big)],
+                                        "t long, i long").select(
+        F.timestamp_micros("t").alias("ts"), "i")
+    with pytest.raises(Exception, match=re.escape(
+            "wisp: sum(__wisp_p0) overflows a long (64-bit) result")):
+        ws.events(overflowing, time="ts").window(ws.Hopping("2s", "1s")).agg(
+            ws.sum("i")).collect()
+
+
+@pytest.mark.parametrize("kind", ["integer", "date", "timestamp", "timestamp_ntz"])
+def test_hopping_point_events_on_every_time_kind(spark: SparkSession, kind: str) -> None:
+    # times -7, -3, -3, -1, 0, 4, 5 (days for date time, seconds for timestamps), windows of
+    # 4 every 2 aligned at 1 (panes of 2: [-7, -5), [-3, -1), [-1, 1), [3, 5), [5, 7))
+    cast = {"integer": "t", "date": "date_from_unix_date(t)",
+            "timestamp": "timestamp_seconds(t)",
+            "timestamp_ntz": "CAST(timestamp_seconds(t) AS TIMESTAMP_NTZ)"}[kind]
+    df = spark.createDataFrame([(-7, 1.0), (-3, 2.0), (-3, None), (-1, 4.0), (0, 8.0),
+                                (4, 16.0), (5, 32.0)], "t int, v double").selectExpr(
+        f"{cast} AS t", "v")
+    origin = dt.datetime(1970, 1, 1, 0, 0, 1)
+    size, hop, align = {"integer": (4, 2, 1), "date": ("4d", "2d", dt.date(1970, 1, 2)),
+                        "timestamp": ("4s", "2s", origin.replace(tzinfo=dt.UTC)),
+                        "timestamp_ntz": ("4s", "2s", origin)}[kind]
+    ev = ws.events(df, time="t")
+    result = ev.window(ws.Hopping(size, hop, align=align)).agg(
+        ws.count(), ws.sum("v"), ws.mean("v"), ws.max("v"))
+    # timestamp_ntz time runs on the kernel (its ticks have no Spark function)
+    strategy = "arrow-intervals" if kind == "timestamp_ntz" else "panes"
+    assert f"Strategy {strategy}:" in ws.explain(result)
+    ticks = {"integer": "window_start", "date": "unix_date(window_start)",
+             "timestamp": "unix_seconds(window_start)",
+             "timestamp_ntz": "unix_seconds(CAST(window_start AS TIMESTAMP))"}[kind]
+    got = [tuple(r) for r in result.selectExpr(f"{ticks} AS a", "count", "sum_v", "mean_v",
+                                               "max_v").orderBy("a").collect()]
+    assert got == [(-9, 1, 1.0, 1.0, 1.0), (-7, 1, 1.0, 1.0, 1.0), (-5, 2, 2.0, 2.0, 2.0),
+                   (-3, 4, 14.0, 14.0 / 3, 8.0), (-1, 2, 12.0, 6.0, 8.0),
+                   (1, 1, 16.0, 16.0, 16.0), (3, 2, 48.0, 24.0, 32.0),
+                   (5, 1, 32.0, 32.0, 32.0)]
+    assert result.schema["window_start"].dataType == df.schema["t"].dataType or \
+        kind == "integer"
+    # the interval kernel, forced, gives the same rows
+    kernel = run(ev, ws.Hopping(size, hop, align=align),
+                 [ws.count(), ws.sum("v"), ws.mean("v"), ws.max("v")],
+                 strategy="arrow-intervals")
+    assert sorted(map(tuple, kernel.collect())) == sorted(map(tuple, result.collect()))
 
 
 @settings(max_examples=10)

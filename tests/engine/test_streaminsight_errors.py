@@ -100,6 +100,31 @@ def test_native_buckets_need_point_events_and_order_free_aggregates(df: DataFram
         ws.first("v")))
 
 
+def test_panes_need_point_events_and_mergeable_aggregates(df: DataFrame) -> None:
+    points = ws.events(df, time="ts", key="k")
+    with pytest.raises(WispInputError, match=re.escape(
+            "`strategy` must be 'arrow-intervals', 'panes' for Hopping windows or None, "
+            "found 'native-buckets'")):
+        run(points, ws.Hopping("2s", "1s"), [ws.count()], strategy="native-buckets")
+    with pytest.raises(WispInputError, match=re.escape(
+            "`strategy` must be 'arrow-intervals' or None here (stddev_v is not a merge of "
+            "per-pane partial results), found 'panes'")):
+        run(points, ws.Hopping("2s", "1s"), [ws.sum("v"), ws.stddev("v")], strategy="panes")
+    intervals = ws.events(df, time="ts", end="te", key="k")
+    with pytest.raises(WispInputError, match=re.escape(
+            "(interval events span several panes), found 'panes'")):
+        run(intervals, ws.Hopping("2s", "1s"), [ws.count()], strategy="panes")
+    with pytest.raises(WispInputError, match=re.escape(
+            "`strategy` must be 'arrow-intervals' for Snapshot windows or None, "
+            "found 'panes'")):
+        run(points, ws.Snapshot(), [ws.count()], strategy="panes")
+    # without a strategy, such queries run on the interval kernel
+    assert "Strategy arrow-intervals:" in ws.explain(points.window(ws.Hopping("2s", "1s"))
+                                                     .agg(ws.first("v")))
+    assert "Strategy panes:" in ws.explain(points.window(ws.Hopping("2s", "1s"))
+                                           .agg(ws.max("v")))
+
+
 def test_udaf_lifetimes_must_be_a_bool() -> None:
     with pytest.raises(WispInputError, match=re.escape(
             "`lifetimes` must be True or False, found 'yes'")):

@@ -93,7 +93,7 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
         "__wisp_before", "__wisp_after")
 
 
-def _ticks(time: TimeColumn) -> Column:
+def time_ticks(time: TimeColumn) -> Column:
     """The time column as ticks: microseconds, days for date time, or the integer."""
     t = col(time.name)
     if time.kind == "timestamp":
@@ -103,7 +103,7 @@ def _ticks(time: TimeColumn) -> Column:
     return t.cast("long")
 
 
-def _from_ticks(ticks: Column, time: TimeColumn) -> Column:
+def time_from_ticks(ticks: Column, time: TimeColumn) -> Column:
     if time.kind == "timestamp":
         return F.timestamp_micros(ticks)
     if time.kind == "date":
@@ -119,15 +119,15 @@ def buckets(plan: Plan, observation: Observation) -> DataFrame:
     events = plan.events
     window: Buckets = plan.details
     df = guarded(events, observation)
-    ticks = _ticks(events.time)
+    ticks = time_ticks(events.time)
     start = (ticks - F.pmod(ticks - F.lit(window.align), F.lit(window.size))).alias(BUCKET)
     grouped = df.groupBy(*[col(k) for k in events.key], start).agg(
         *[_aggregate(r, None) for r in plan.aggregations])
     time_type = output_time_type(events.time)
     begin = col(BUCKET)
-    end = _from_ticks(begin + F.lit(window.size), events.time).cast(time_type)
+    end = time_from_ticks(begin + F.lit(window.size), events.time).cast(time_type)
     return grouped.select(
         *[col(k) for k in events.key],
-        _from_ticks(begin, events.time).cast(time_type).alias("window_start"),
+        time_from_ticks(begin, events.time).cast(time_type).alias("window_start"),
         end.alias("window_end"), end.alias("time"),
         *[col(r.name) for r in plan.aggregations])

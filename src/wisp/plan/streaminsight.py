@@ -1,16 +1,20 @@
 """Rules of the hopping, tumbling, snapshot and count-by-start-time family.
 
 Tumbling windows over point events with aggregations Spark computes exactly run as
-"native-buckets": one `groupBy(key, window start)`, no sort. Every other window of the
-family runs as the "arrow-intervals" strategy: Spark partitions by key and sorts by
-start time; a kernel turns each key's lifetimes into windows, groups windows whose
-member sets are equal, and aggregates each member set once.
+"native-buckets": one `groupBy(key, window start)`, no sort. Hopping windows over point
+events with mergeable aggregations run as "panes": Spark pre-aggregates each key's
+events per pane (the gcd of size and hop) with its hash aggregation, and the interval
+kernel combines the panes of each window. Every other window of the family runs as the
+"arrow-intervals" strategy: Spark partitions by key and sorts by start time; a kernel
+turns each key's lifetimes into windows, groups windows whose member sets are equal,
+and aggregates each member set once.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from ..errors import WispUnsupportedError, bad_value
@@ -32,6 +36,12 @@ BUCKET_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "order
 and NaN handling included); first/last and collect depend on order, which a hash
 aggregation does not keep."""
 BUCKET_TIMES = ("timestamp", "date", "integer")
+PANES = "panes"
+PANE_FNS = {"count": BUCKET_FNS["count"], "sum": ("integer", "float"),
+            "mean": ("integer", "float"), "min": BUCKET_FNS["min"], "max": BUCKET_FNS["max"]}
+"""Aggregations whose window result is exactly a merge of per-pane partial results:
+counts and sums add up (integer sums exactly), a mean is their quotient, extremes are
+extremes of extremes."""
 SWEEP = ("Spark hash-partitions by key and sorts within partitions by key, start time and "
          "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
          "walks each key's lifetimes")
@@ -56,10 +66,13 @@ class IntervalWindow:
     n: int = 1
 
 
+ALSO = {"Tumbling": BUCKETS, "Hopping": PANES}
+"""The strategy each kind may run on besides the interval kernel."""
+
+
 def _check(events: Events, strategy: str | None, kind: str) -> None:
-    if strategy is not None and strategy != STRATEGY and not (
-            kind == "Tumbling" and strategy == BUCKETS):
-        choices = f"{STRATEGY!r}, {BUCKETS!r}" if kind == "Tumbling" else repr(STRATEGY)
+    if strategy is not None and strategy != STRATEGY and strategy != ALSO.get(kind):
+        choices = ", ".join(repr(s) for s in (STRATEGY, ALSO.get(kind)) if s)
         raise bad_value("strategy", f"{choices} for {kind} windows or None", strategy)
     if events.time.kind == "float":
         raise WispUnsupportedError(
@@ -167,16 +180,62 @@ def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggr
     return _hopping(events, window, size, size, align, "windows", resolved)
 
 
+@dataclass(frozen=True)
+class Panes:
+    """Hopping windows for `panes`: `window` for the kernel, and the panes
+    `[align + k*width, align + (k+1)*width)` (`width` = gcd(size, hop)) that tile every
+    window, in ticks of the time column (days for date time)."""
+
+    window: IntervalWindow
+    width: int
+
+
+def pane_blocker(events: Events, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+    """Why hopping windows cannot merge per-pane partial aggregates, or None when they
+    can."""
+    if events.end is not None:
+        return "interval events span several panes"
+    if events.time.kind not in BUCKET_TIMES:
+        return f"{events.time.kind} time runs on the kernel"
+    for r in resolved:
+        if r.value_class not in PANE_FNS.get(r.aggregation.fn, ()):
+            return f"{r.aggregation.output_name} is not a merge of per-pane partial results"
+    return None
+
+
 def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggregation, ...],
                  strategy: str | None) -> Plan:
+    """Hopping windows: "panes" when the events are points and every aggregation merges
+    per-pane partials, else the interval kernel over the events themselves."""
     _check(events, strategy, "Hopping")
     size = _positive(window.size, events.time, "size")
     hop = _positive(window.hop, events.time, "hop")
     if window.output == "changes" and hop > size:
         raise bad_value("hop", f"at most `size` ({window.size!r}) for output='changes' "
                         "(snapped lifetimes need windows without gaps)", window.hop)
-    return _hopping(events, window, size, hop, resolve_align(window.align, events.time),
-                    window.output, resolved)
+    align = resolve_align(window.align, events.time)
+    kernel_plan = _hopping(events, window, size, hop, align, window.output, resolved)
+    blocker = pane_blocker(events, resolved)
+    if strategy == PANES and blocker is not None:
+        raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
+    if blocker is not None or strategy == STRATEGY:
+        return kernel_plan
+    details: IntervalWindow = kernel_plan.details
+    width = math.gcd(details.size, details.hop)
+    how = (f"Spark partitions the events by key (one shuffle), computes each event's pane "
+           f"start (time - pmod(time - align, {width}): panes of gcd(size, hop) ticks) and "
+           "aggregates by (key, pane) with its own hash aggregation (partial counts, sums "
+           "and extremes); it sorts the panes, and the interval kernel treats each pane as "
+           "one point event and merges the partials of the panes each window holds (exact "
+           "sums of counts and integers, float sums, extremes of extremes; a mean is sum / "
+           "count).")
+    return replace(kernel_plan, strategy=PANES, builder="panes:panes",
+                   reason="every window is a whole number of panes and every aggregation "
+                   "merges per-pane partial results, so the sort and the kernel see one row "
+                   "per pane instead of one per event; when panes hold about one event "
+                   "each, the aggregation costs more than it saves "
+                   "(strategy='arrow-intervals' runs the kernel on the events)",
+                   how=how, details=Panes(details, width))
 
 
 def plan_snapshot(events: Events, window: Snapshot, resolved: tuple[ResolvedAggregation, ...],

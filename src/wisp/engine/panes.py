@@ -1,0 +1,121 @@
+"""Hopping windows over point events as panes: Spark pre-aggregates each key's events
+per pane with its own hash aggregation, then the interval kernel (`streaminsight.py`)
+merges the partial results of the panes each window holds.
+
+Shape: `repartition(key)` (the one shuffle) + `groupBy(key, pane start)` (partial
+counts, sums and extremes; Spark keeps the key partitioning) +
+`sortWithinPartitions(key, pane start)` + `mapInArrow(kernel)` + one projection (a mean
+is sum / count). The panes are `[align + k*width, align +
+(k+1)*width)` with `width` = gcd(size, hop), so every window is a whole number of panes
+and a pane start lies in exactly the windows its events lie in: the kernel, seeing each
+pane as one point event at its start, finds the same windows as it would from the
+events themselves (output="windows" and output="changes" alike).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..plan.nodes import Plan, ResolvedAggregation
+from ..plan.streaminsight import Panes
+from .arrow import AggregateJob, arrow_type
+from .columns import col, guarded, output_time_type
+from .layout import arrow_schema, by_key
+from .native import time_from_ticks, time_ticks
+from .streaminsight import IntervalKernel
+
+PANE = "__wisp_pane"
+EXACT = T.DecimalType(20, 0)
+"""Integer values are summed per pane as decimals: a pane's sum never overflows, and
+the kernel sums the partials exactly (a window's sum that leaves 64 bits fails)."""
+
+
+@dataclass(frozen=True)
+class Partial:
+    """One per-pane partial result: Spark's aggregate per pane, and how the kernel
+    merges the partials of a window's panes."""
+
+    name: str
+    per_pane: Column
+    merge: str
+    value_class: str
+    merged_type: T.DataType
+
+    @property
+    def job(self) -> AggregateJob:
+        return AggregateJob(self.merge, self.name, self.value_class,
+                            arrow_type(self.merged_type), None)
+
+
+def _partial(index: int, fn: str, r: ResolvedAggregation) -> Partial:
+    """The partial `fn` ("count", "sum", "min" or "max") of `r`'s input column."""
+    name = f"__wisp_p{index}"
+    column = r.aggregation.col
+    value = col(column) if column is not None else F.lit(1)
+    if fn == "count":
+        return Partial(name, F.count(value), "sum", "integer", T.LongType())
+    if fn == "sum" and r.value_class == "integer":
+        return Partial(name, F.sum(value.cast(EXACT)), "sum", "decimal", T.LongType())
+    if fn == "sum":
+        return Partial(name, F.sum(value), "sum", "float", T.DoubleType())
+    per_pane = F.min(value) if fn == "min" else F.max(value)
+    return Partial(name, per_pane, fn, r.value_class, r.output_type)
+
+
+def _partials(plan: Plan) -> tuple[list[Partial], list[Column]]:
+    """The partials every aggregation needs (each (fn, column) once), and each
+    aggregation's result as a projection of the merged partials."""
+    partials: dict[tuple[str, str | None], Partial] = {}
+
+    def merged(fn: str, r: ResolvedAggregation) -> Column:
+        key = (fn, r.aggregation.col)
+        if key not in partials:
+            partials[key] = _partial(len(partials), fn, r)
+        return col(partials[key].name)
+
+    results = []
+    for r in plan.aggregations:
+        fn = r.aggregation.fn
+        if fn == "mean":
+            count = merged("count", r)
+            result = F.when(count > 0, merged("sum", r).cast("double") / count)
+        else:
+            result = merged(fn, r)
+        results.append(result.cast(r.output_type).alias(r.name))
+    return list(partials.values()), results
+
+
+def panes(plan: Plan, observation: Observation) -> DataFrame:
+    """Build the Spark plan of the panes strategy."""
+    events = plan.events
+    details: Panes = plan.details
+    window = details.window
+    keys = [col(k) for k in events.key]
+    partials, results = _partials(plan)
+    t = time_ticks(events.time)
+    pane = t - F.pmod(t - F.lit(window.align), F.lit(details.width))
+    # partitioned by key first: the aggregation by (key, pane) and the kernel's sort
+    # then share one shuffle (pre-aggregating before a shuffle by (key, pane) would add
+    # a second one, which costs more than it saves when panes hold about one event)
+    source = guarded(events, observation)
+    source = source.repartition(*keys) if keys else source.repartition(1)
+    grouped = source.groupBy(*keys, pane.alias(PANE)).agg(
+        *[p.per_pane.alias(p.name) for p in partials])
+    time = time_from_ticks(col(PANE), events.time).alias(events.time.name)
+    merged_input = grouped.select(*keys, time, *[col(p.name) for p in partials])
+    narrow = by_key(merged_input, events.key, [events.time.name])
+    time_type = output_time_type(events.time)
+    fields = [f for k in events.key for f in events.df.schema.fields if f.name == k]
+    fields += [T.StructField(c, time_type) for c in ("window_start", "window_end", "time")]
+    fields += [T.StructField(p.name, p.merged_type) for p in partials]
+    kernel = IntervalKernel(
+        keys=tuple(events.key), time=events.time.name, end=None,
+        time_kind=events.time.kind, time_scale=events.time.scale, window=window,
+        aggregates=tuple(p.job for p in partials), schema=arrow_schema(fields))
+    merged_windows = narrow.mapInArrow(kernel, T.StructType(fields))
+    return merged_windows.select(*keys, col("window_start"), col("window_end"), col("time"),
+                                 *results)

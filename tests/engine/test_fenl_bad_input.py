@@ -115,8 +115,41 @@ def test_bad_emit_and_partial() -> None:
 def test_unknown_strategy(ev: ws.Events) -> None:
     from wisp.windowed import run
 
-    with bad("strategy", "one of arrow-ticks or None", "found 'native-running'"):
+    with bad("strategy", "one of arrow-ticks, native-periods for Since windows or None",
+             "found 'native-running'"):
         run(ev, ws.Since("reset"), [ws.sum("v")], strategy="native-running")
+    with bad("strategy", "one of arrow-ticks for Trailing windows or None",
+             "found 'native-periods'"):
+        run(ev, ws.Trailing(2, ws.daily()), [ws.sum("v")], strategy="native-periods")
+
+
+def test_native_periods_need_fixed_utc_ticks_and_order_free_aggregates(
+        ev: ws.Events, df: DataFrame) -> None:
+    from wisp.windowed import run
+
+    cases = [
+        (ws.Since("reset"), [ws.sum("v")],
+         "(only calendar ticks emitted at the ticks are groups of events)"),
+        (ws.Since(ws.daily(), emit="both"), [ws.sum("v")],
+         "(only calendar ticks emitted at the ticks are groups of events)"),
+        (ws.Since(ws.daily("Europe/Berlin")), [ws.sum("v")],
+         "(only hourly, daily and weekly ticks in UTC have periods of one length)"),
+        (ws.Since(ws.monthly()), [ws.sum("v")],
+         "(only hourly, daily and weekly ticks in UTC have periods of one length)"),
+        (ws.Since(ws.daily()), [ws.first("v")],
+         "(first_v has no order-free Spark aggregate giving wisp's result)"),
+    ]
+    for window, aggs, why in cases:
+        with bad("strategy", f"'arrow-ticks' or None here {why}", "found 'native-periods'"):
+            run(ev, window, aggs, strategy="native-periods")
+    with bad("strategy", "'arrow-ticks' or None here (timestamp_ntz time runs on the kernel)"):
+        run(ws.events(df, time="ntz"), ws.Since(ws.daily()), [ws.count()],
+            strategy="native-periods")
+    # chosen without asking where it can run
+    assert "Strategy native-periods:" in ws.explain(ev.window(ws.Since(ws.hourly())).agg(
+        ws.sum("v"), ws.max("k")))
+    assert "Strategy arrow-ticks:" in ws.explain(ev.window(ws.Since(ws.hourly())).agg(
+        ws.last("v")))
 
 
 def test_interval_events_are_refused(df: DataFrame) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
+import re
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from pyspark.sql import functions as F
 import wisp as ws
 from wisp.spec.aggregates import Aggregation
 from wisp.spec.windows import CalendarTick
+from wisp.windowed import run
 
 pytestmark = pytest.mark.spark
 
@@ -35,7 +37,7 @@ HOUR = 3600 * SECOND
 DAY = 24 * HOUR
 COLUMNS = ["k", "ts", "v", "i", "s", "r", "seq"]
 SCHEMA = "k string, t long, v double, i long, s string, r boolean, seq int"
-FLOATS = ("sum_v", "mean_v", "variance_v")
+FLOATS = ("sum_v", "mean_v", "variance_v", "stddev_v")
 AGGREGATIONS: list[Aggregation] = [
     ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
     ws.first("v"), ws.last("v"), ws.variance("v"), ws.collect("v"), ws.sum("i"),
@@ -181,6 +183,37 @@ def test_since_calendar_matches_oracle(spark: SparkSession, data: st.DataObject,
     check(actual, sort_output(expected, key))
 
 
+# ticks of one length in UTC (hourly, daily, weekly) emitted at the ticks, with
+# order-free aggregations, run as one groupBy ("native-periods")
+FIXED: list[tuple[CalendarTick, int, int, int]] = [
+    (ws.hourly(), utc("1969-12-31 20:00"), 8 * HOUR, 15 * 60 * SECOND),
+    (ws.daily(), utc("2024-02-26"), 6 * DAY, HOUR),
+    (ws.weekly(), utc("1899-12-20"), 40 * DAY, DAY // 2),
+    (ws.weekly(), utc("9998-10-01"), 40 * DAY, DAY // 2),
+]
+ORDER_FREE: list[Aggregation] = [
+    ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
+    ws.variance("v"), ws.stddev("v"), ws.sum("i"), ws.mean("i"), ws.max("s"), ws.min("s"),
+    ws.count("s"),
+]
+
+
+@settings(max_examples=20)
+@given(data=st.data(), calendar=st.sampled_from(FIXED), key=st.sampled_from(KEYS))
+def test_since_fixed_periods_by_groupby_match_oracle(
+        spark: SparkSession, data: st.DataObject,
+        calendar: tuple[CalendarTick, int, int, int], key: list[str]) -> None:
+    tick, base, spread, grain = calendar
+    rows = data.draw(event_rows(base, spread, grain, on_ticks(calendar)))
+    ev = ws.events(to_frame(spark, rows), time="ts", key=key)
+    result = ev.window(ws.Since(tick)).agg(*ORDER_FREE)
+    assert "Strategy native-periods:" in ws.explain(result)
+    expected = since_calendar(rows, time="ts", key=key, order=None, columns=COLUMNS,
+                              tick=tick, emit="ticks", aggs=[*ORDER_FREE, SCALE],
+                              span_before=BEFORE[tick.unit])
+    check(collect(result, key), sort_output(expected, key))
+
+
 @settings(max_examples=15)
 @given(data=st.data(), calendar=st.sampled_from(CALENDARS), key=st.sampled_from(KEYS[:2]),
        n=st.integers(1, 3), partial=st.booleans())
@@ -196,3 +229,47 @@ def test_trailing_calendar_matches_oracle(spark: SparkSession, data: st.DataObje
                                  tick=tick, n=n, partial=partial,
                                  aggs=[*AGGREGATIONS, SCALE], span_before=BEFORE[tick.unit])
     check(actual, sort_output(expected, key))
+
+
+def test_native_periods_on_date_time(spark: SparkSession) -> None:
+    # weekly ticks at Monday midnights; a date is its midnight, so a Monday closes the
+    # week before it. Key b's only event is on Thursday 1970-01-01; the newest event of
+    # the input (1970-01-20, a Tuesday) is closed by the tick of 1970-01-26, so both
+    # keys get every week up to it, empty weeks with count and sum 0.
+    rows = [("a", dt.date(1969, 12, 29), 1.0), ("a", dt.date(1969, 12, 31), 2.0),
+            ("a", dt.date(1970, 1, 5), 4.0), ("a", dt.date(1970, 1, 20), 8.0),
+            ("b", dt.date(1970, 1, 1), 16.0)]
+    df = spark.createDataFrame(rows, "k string, d date, v double")
+    ev = ws.events(df, time="d", key="k")
+    aggs = [ws.count(), ws.sum("v"), ws.mean("v")]
+    result = ev.window(ws.Since(ws.weekly())).agg(*aggs)
+    assert "Strategy native-periods:" in ws.explain(result)
+    got = sorted(tuple(r) for r in result.collect())
+    day = dt.date
+    assert got == [
+        ("a", day(1969, 12, 22), day(1969, 12, 29), day(1969, 12, 29), 1, 1.0, 1.0),
+        ("a", day(1969, 12, 29), day(1970, 1, 5), day(1970, 1, 5), 2, 6.0, 3.0),
+        ("a", day(1970, 1, 5), day(1970, 1, 12), day(1970, 1, 12), 0, 0.0, None),
+        ("a", day(1970, 1, 12), day(1970, 1, 19), day(1970, 1, 19), 0, 0.0, None),
+        ("a", day(1970, 1, 19), day(1970, 1, 26), day(1970, 1, 26), 1, 8.0, 8.0),
+        ("b", day(1969, 12, 29), day(1970, 1, 5), day(1970, 1, 5), 1, 16.0, 16.0),
+        ("b", day(1970, 1, 5), day(1970, 1, 12), day(1970, 1, 12), 0, 0.0, None),
+        ("b", day(1970, 1, 12), day(1970, 1, 19), day(1970, 1, 19), 0, 0.0, None),
+        ("b", day(1970, 1, 19), day(1970, 1, 26), day(1970, 1, 26), 0, 0.0, None),
+    ]
+    kernel = run(ev, ws.Since(ws.weekly()), aggs, strategy="arrow-ticks")
+    assert sorted(tuple(r) for r in kernel.collect()) == got
+    assert [(f.name, f.dataType) for f in result.schema] == [
+        (f.name, f.dataType) for f in kernel.schema]
+
+
+def test_native_periods_refuse_times_outside_the_calendar(spark: SparkSession) -> None:
+    early = dt.datetime(1, 6, 1, tzinfo=dt.UTC)
+    micros = (early - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+    df = spark.createDataFrame([(early, 1.0)], "ts timestamp, v double")
+    result = ws.events(df, time="ts").window(ws.Since(ws.daily())).agg(ws.sum("v"))
+    assert "Strategy native-periods:" in ws.explain(result)
+    with pytest.raises(Exception, match=re.escape(
+            f"calendar ticks cover the years 0002..9998; found an instant {micros} µs from "
+            "the epoch outside them")):
+        result.collect()

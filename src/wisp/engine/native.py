@@ -6,11 +6,17 @@ from pyspark.sql import Column, DataFrame, Observation, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from ..events import TimeColumn
+from ..plan.fenl import Periods
 from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
 from ..plan.streaminsight import Buckets
-from .columns import col, guarded, output_time_type
+from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US
+from .columns import col, fail_where, guarded, output_time_type
 
 BUCKET = "__wisp_window_start"
+TICK = "__wisp_tick"
+NEXT = "__wisp_next_tick"
+NEWEST = "__wisp_newest_tick"
+DAY_US = 86_400_000_000
 
 
 NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "max": F.max,
@@ -131,3 +137,61 @@ def buckets(plan: Plan, observation: Observation) -> DataFrame:
         time_from_ticks(begin, events.time).cast(time_type).alias("window_start"),
         end.alias("window_end"), end.alias("time"),
         *[col(r.name) for r in plan.aggregations])
+
+
+def _calendar_guarded(plan: Plan, observation: Observation) -> DataFrame:
+    """`guarded`, and a time outside the years the calendar covers fails the query with
+    the calendar's own message."""
+    events = plan.events
+    ticks = time_ticks(events.time)
+    micros = ticks * F.lit(DAY_US) if events.time.kind == "date" else ticks
+    outside = (micros < F.lit(CALENDAR_MIN_US)) | (micros > F.lit(CALENDAR_MAX_US))
+    message = F.concat(F.lit("wisp: calendar ticks cover the years 0002..9998; found an "
+                             "instant "), micros.cast("string"),
+                       F.lit(" µs from the epoch outside them"))
+    return fail_where(guarded(events, observation), outside, message)
+
+
+def _empty(resolved: ResolvedAggregation) -> Column:
+    """An aggregation's value over a period without events: 0 for count and sum, else
+    null."""
+    if resolved.aggregation.fn in ("count", "sum"):
+        return F.lit(0).cast(resolved.output_type)
+    return F.lit(None).cast(resolved.output_type)
+
+
+def periods(plan: Plan, observation: Observation) -> DataFrame:
+    """`Since` a fixed-length calendar tick, one row per tick: each event's closing tick
+    `time + pmod(align - time, length)` (a time on a tick closes its own period), one
+    hash aggregation by (key, tick), then the empty periods of each key up to the tick
+    closing the newest event of the whole input, generated next to each non-empty
+    period (sequence + explode, on one row per key and period). `window_start` = tick -
+    length (exclusive), `window_end` = `time` = tick."""
+    events = plan.events
+    period: Periods = plan.details
+    keys = [col(k) for k in events.key]
+    ticks = time_ticks(events.time)
+    closing = ticks + F.pmod(F.lit(period.align) - ticks, F.lit(period.length))
+    grouped = _calendar_guarded(plan, observation).groupBy(*keys, closing.alias(TICK)).agg(
+        *[_aggregate(r, None) for r in plan.aggregations])
+    by_tick = (Window.partitionBy(*keys) if keys else Window).orderBy(col(TICK))
+    length = F.lit(period.length)
+    # the newest time of the whole input, as a one-row aggregate over the time column
+    # (a global window over the periods would move them all to one partition)
+    newest_time = events.df.agg(F.max(ticks).alias(NEWEST))
+    newest = newest_time.select(
+        (col(NEWEST) + F.pmod(F.lit(period.align) - col(NEWEST), length)).alias(NEWEST))
+    following = F.coalesce(F.lead(col(TICK)).over(by_tick), col(NEWEST) + length)
+    spread = grouped.crossJoin(newest).withColumn(NEXT, following).select(
+        *keys, col(TICK), *[col(r.name) for r in plan.aggregations],
+        F.explode(F.sequence(col(TICK), col(NEXT) - length, length)).alias(NEXT))
+    own = col(NEXT) == col(TICK)
+    time_type = output_time_type(events.time)
+    end = time_from_ticks(col(NEXT), events.time).cast(time_type)
+    return spread.select(
+        *keys,
+        time_from_ticks(col(NEXT) - length, events.time).cast(time_type).alias(
+            "window_start"),
+        end.alias("window_end"), end.alias("time"),
+        *[F.when(own, col(r.name)).otherwise(_empty(r)).alias(r.name)
+          for r in plan.aggregations])

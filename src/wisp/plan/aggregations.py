@@ -94,6 +94,26 @@ def resolve(events: Events, aggregations: Sequence[Aggregation]) -> tuple[
     return tuple(resolved)
 
 
+GROUPED_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "ordered", "other"),
+               "sum": ("integer", "float", "decimal"), "mean": ("integer", "float", "decimal"),
+               "min": ("integer", "float", "decimal", "ordered"),
+               "max": ("integer", "float", "decimal", "ordered"),
+               "variance": ("integer", "float"), "stddev": ("integer", "float")}
+"""Aggregations whose Spark aggregate over a group of events gives wisp's result (null
+and NaN handling included); first/last and collect depend on order, which a hash
+aggregation does not keep."""
+
+
+def grouped_blocker(resolved: Sequence[ResolvedAggregation]) -> str | None:
+    """The first aggregation without an exact order-free Spark aggregate, in words, or
+    None when every one has one."""
+    for r in resolved:
+        if r.value_class not in GROUPED_FNS.get(r.aggregation.fn, ()):
+            return (f"{r.aggregation.output_name} has no order-free Spark aggregate giving "
+                    "wisp's result")
+    return None
+
+
 INTERVAL_WINDOWS = "Hopping, Tumbling, Snapshot, CountByStartTime"
 
 

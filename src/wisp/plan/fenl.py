@@ -18,11 +18,16 @@ from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..events import Events
 from ..spec.calendar import check_cron_matches
 from ..spec.windows import CalendarTick, Since, Trailing
-from .aggregations import refuse_lifetimes
+from .aggregations import grouped_blocker, refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation
 from .planner import tie_break_columns
 
-STRATEGIES = ("arrow-ticks",)
+PERIODS = "native-periods"
+STRATEGIES = {"Since": ("arrow-ticks", PERIODS), "Trailing": ("arrow-ticks",)}
+HOUR = 3_600_000_000
+FIXED_PERIODS = {"hourly": (HOUR, 0), "daily": (24 * HOUR, 0), "weekly": (168 * HOUR, 96 * HOUR)}
+"""UTC ticks every `length` µs from `align` µs (Monday 1970-01-05 for weekly): these
+periods are all the same length, so plain arithmetic finds each event's tick."""
 TICK_EXPECTED = ("a boolean column (a column name or a PySpark Column expression) or a "
                  "calendar tick such as wisp.daily()")
 Emit = Literal["ticks", "events", "both"]
@@ -98,8 +103,9 @@ def _details(events: Events, tick: object, n: int, partial: bool, emit: Emit | N
 
 def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
            strategy: str | None, kind: str) -> None:
-    if strategy is not None and strategy not in STRATEGIES:
-        raise bad_value("strategy", f"one of {', '.join(STRATEGIES)} or None", strategy)
+    if strategy is not None and strategy not in STRATEGIES[kind]:
+        raise bad_value("strategy", f"one of {', '.join(STRATEGIES[kind])} for {kind} "
+                        "windows or None", strategy)
     if events.is_interval:
         raise WispUnsupportedError(f"{kind} windows take point events; these events have "
                                    f"an end column ({events.end!r})")
@@ -131,12 +137,59 @@ def _plan(events: Events, window: Since | Trailing, details: TickDetails,
                 HOW.format(ticks=ticks), "fenl:build", tie_break_columns(events), details)
 
 
+@dataclass(frozen=True)
+class Periods:
+    """Periods `(tick - length, tick]` with ticks at `align + k*length`, in ticks of the
+    time column (µs, or days for date time), for `native-periods`."""
+
+    length: int
+    align: int
+
+
+def periods_blocker(events: Events, details: TickDetails,
+                    resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+    """Why `Since` cannot run as one groupBy on each event's tick, or None when it can."""
+    tick = details.calendar
+    if tick is None or details.emit != "ticks":
+        return "only calendar ticks emitted at the ticks are groups of events"
+    if tick.unit not in FIXED_PERIODS or tick.tz != "UTC":
+        return "only hourly, daily and weekly ticks in UTC have periods of one length"
+    if events.time.kind not in ("timestamp", "date"):
+        return f"{events.time.kind} time runs on the kernel"
+    if events.time.kind == "date" and tick.unit == "hourly":
+        return "hourly ticks need a timestamp time"
+    return grouped_blocker(resolved)
+
+
 def plan_since(events: Events, window: Since, resolved: tuple[ResolvedAggregation, ...],
                strategy: str | None) -> Plan:
-    """`Since(tick, emit)`: the aggregate resets after each tick."""
+    """`Since(tick, emit)`: the aggregate resets after each tick. Hourly, daily and
+    weekly UTC ticks emitted at the ticks with order-free aggregations run as
+    `native-periods` (one groupBy on each event's tick); everything else on the kernel."""
     _check(events, resolved, strategy, "Since")
     details = _details(events, window.tick, 1, True, window.emit, trailing=False)
-    return _plan(events, window, details, resolved)
+    blocker = periods_blocker(events, details, resolved)
+    if strategy == PERIODS and blocker is not None:
+        raise bad_value("strategy", f"'arrow-ticks' or None here ({blocker})", strategy)
+    if blocker is not None or strategy == "arrow-ticks":
+        return _plan(events, window, details, resolved)
+    assert details.calendar is not None
+    length, align = FIXED_PERIODS[details.calendar.unit]
+    if events.time.kind == "date":
+        length, align = length // (24 * HOUR), align // (24 * HOUR)
+    how = ("Spark computes each event's tick (time + pmod(align - time, length): the tick "
+           "closing its period) and aggregates by (key, tick) with its own hash "
+           "aggregation; on the per-period rows (one per key and non-empty period) a "
+           "window by key ordered by tick finds the next non-empty period, or the tick "
+           "closing the newest event of the whole input (a one-row aggregate, crossJoin), "
+           "and the periods between are generated (sequence + explode) with count and "
+           "sum 0 and every other aggregate null; window_start = tick - length, "
+           "window_end = time = tick.")
+    return Plan(events, window, resolved, PERIODS,
+                "ticks of one fixed length in UTC put each event in exactly one period, "
+                "so one groupBy computes the periods' aggregates without a sort of the "
+                "events, and every aggregation has an exact Spark form",
+                how, "native:periods", tie_break_columns(events), Periods(length, align))
 
 
 def plan_trailing(events: Events, window: Trailing, resolved: tuple[ResolvedAggregation, ...],

@@ -21,24 +21,17 @@ from ..errors import WispUnsupportedError, bad_value
 from ..events import Events, TimeColumn
 from ..spec.time import instant_to_micros
 from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling, Window
+from .aggregations import GROUPED_FNS, grouped_blocker
 from .nodes import Plan, ResolvedAggregation
 from .planner import tie_break_columns
 from .ticks import DAY, resolve_duration
 
 STRATEGY = "arrow-intervals"
 BUCKETS = "native-buckets"
-BUCKET_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "ordered", "other"),
-              "sum": ("integer", "float", "decimal"), "mean": ("integer", "float", "decimal"),
-              "min": ("integer", "float", "decimal", "ordered"),
-              "max": ("integer", "float", "decimal", "ordered"),
-              "variance": ("integer", "float"), "stddev": ("integer", "float")}
-"""Aggregations whose Spark aggregate gives wisp's result for a tumbling window (null
-and NaN handling included); first/last and collect depend on order, which a hash
-aggregation does not keep."""
 BUCKET_TIMES = ("timestamp", "date", "integer")
 PANES = "panes"
-PANE_FNS = {"count": BUCKET_FNS["count"], "sum": ("integer", "float"),
-            "mean": ("integer", "float"), "min": BUCKET_FNS["min"], "max": BUCKET_FNS["max"]}
+PANE_FNS = {"count": GROUPED_FNS["count"], "sum": ("integer", "float"),
+            "mean": ("integer", "float"), "min": GROUPED_FNS["min"], "max": GROUPED_FNS["max"]}
 """Aggregations whose window result is exactly a merge of per-pane partial results:
 counts and sums add up (integer sums exactly), a mean is their quotient, extremes are
 extremes of extremes."""
@@ -149,11 +142,7 @@ def bucket_blocker(events: Events, resolved: tuple[ResolvedAggregation, ...]) ->
         return "interval events span several windows"
     if events.time.kind not in BUCKET_TIMES:
         return f"{events.time.kind} time runs on the kernel"
-    for r in resolved:
-        if r.value_class not in BUCKET_FNS.get(r.aggregation.fn, ()):
-            return (f"{r.aggregation.output_name} has no order-free Spark aggregate giving "
-                    "wisp's result")
-    return None
+    return grouped_blocker(resolved)
 
 
 def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggregation, ...],

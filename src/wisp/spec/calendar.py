@@ -33,8 +33,9 @@ MICRO = _dt.timedelta(microseconds=1)
 CHUNK = 1 << 45  # about 407 days of microseconds: ticks are computed and cached per chunk
 _MARGIN = _dt.timedelta(days=2)  # more than any UTC offset change
 _SEARCH_CHUNKS = 12  # about 13 years: the longest gap between ticks of a valid expression
-_MIN_US = -62_104_060_800_000_000  # 0002-01-01
-_MAX_US = 253_370_764_800_000_000  # 9998-12-31
+CALENDAR_MIN_US = -62_104_060_800_000_000  # 0002-01-01
+CALENDAR_MAX_US = 253_370_764_800_000_000  # 9998-12-31
+_MIN_US, _MAX_US = CALENDAR_MIN_US, CALENDAR_MAX_US
 
 
 def to_local(us: int, tz: str) -> _dt.datetime:

@@ -231,7 +231,7 @@ def test_panes_sum_integers_exactly(spark: SparkSession) -> None:
                                         "t long, i long").select(
         F.timestamp_micros("t").alias("ts"), "i")
     with pytest.raises(Exception, match=re.escape(
-            "wisp: sum(__wisp_p0) overflows a long (64-bit) result")):
+            "wisp: sum(i) overflows a long (64-bit) result")):
         ws.events(overflowing, time="ts").window(ws.Hopping("2s", "1s")).agg(
             ws.sum("i")).collect()
 

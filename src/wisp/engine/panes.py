@@ -51,10 +51,14 @@ class Partial:
                             arrow_type(self.merged_type), None)
 
 
-def _partial(index: int, fn: str, r: ResolvedAggregation) -> Partial:
-    """The partial `fn` ("count", "sum", "min" or "max") of `r`'s input column."""
-    name = f"__wisp_p{index}"
+def _partial(index: int, fn: str, r: ResolvedAggregation, taken: set[str]) -> Partial:
+    """The partial `fn` ("count", "sum", "min" or "max") of `r`'s input column. A sum
+    keeps its column's name where no key, time or output bound column has it, so an overflowing
+    sum is reported as `sum(column)`."""
     column = r.aggregation.col
+    name = f"__wisp_p{index}"
+    if fn == "sum" and column is not None and column not in taken:
+        name = column
     value = col(column) if column is not None else F.lit(1)
     if fn == "count":
         return Partial(name, F.count(value), "sum", "integer", T.LongType())
@@ -70,11 +74,12 @@ def _partials(plan: Plan) -> tuple[list[Partial], list[Column]]:
     """The partials every aggregation needs (each (fn, column) once), and each
     aggregation's result as a projection of the merged partials."""
     partials: dict[tuple[str, str | None], Partial] = {}
+    taken = {*plan.events.key, plan.events.time.name, "window_start", "window_end", "time"}
 
     def merged(fn: str, r: ResolvedAggregation) -> Column:
         key = (fn, r.aggregation.col)
         if key not in partials:
-            partials[key] = _partial(len(partials), fn, r)
+            partials[key] = _partial(len(partials), fn, r, taken)
         return col(partials[key].name)
 
     results = []

@@ -53,8 +53,8 @@ class Partial:
 
 def _partial(index: int, fn: str, r: ResolvedAggregation, taken: set[str]) -> Partial:
     """The partial `fn` ("count", "sum", "min" or "max") of `r`'s input column. A sum
-    keeps its column's name where no key, time or output bound column has it, so an overflowing
-    sum is reported as `sum(column)`."""
+    keeps its column's name where no key, time or bound column has it, so that an
+    overflowing sum is reported as `sum(column)`."""
     column = r.aggregation.col
     name = f"__wisp_p{index}"
     if fn == "sum" and column is not None and column not in taken:

@@ -36,9 +36,12 @@ def events(n: int, keys: int, seed: int = 0) -> pa.Table:
     return pa.table({"k": k, "t": t, "v": pa.array(v, mask=mask)})
 
 
+@pytest.mark.parametrize("keys", [3, 300])
 @pytest.mark.parametrize("frame", FRAMES, ids=repr)
-def test_chunks_give_the_whole_run_result(frame: Frame) -> None:
-    table = events(3000, 3)
+def test_chunks_give_the_whole_run_result(frame: Frame, keys: int) -> None:
+    # 3 keys: long runs streamed in chunks; 300 keys (about 10 events each): short
+    # runs computed several at a time, frames clipped to each run
+    table = events(3000, keys)
     kernel = FrameKernel(("k",), "t", "integer", 1, frame, JOBS, SCHEMA)
     whole = pa.Table.from_batches(
         [kernel.run_group(g) for g in key_runs(iter(table.to_batches(1000)), ("k",))],

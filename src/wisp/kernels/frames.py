@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Literal
 
 import numpy as np
@@ -57,3 +58,77 @@ def range_frames(times: npt.NDArray[Any], start: int | float, end: int | float,
 def cumulative_frames(n: int) -> tuple[IntArray, IntArray]:
     """Frames of the running window: the anchor at `i` holds positions `0..i`."""
     return np.zeros(n, dtype=np.int64), np.arange(1, n + 1, dtype=np.int64)
+
+
+def segment_bounds(starts: IntArray) -> tuple[IntArray, IntArray]:
+    """For segments `[starts[s], starts[s + 1])` covering `0..starts[-1]`, each position's
+    segment start and segment end."""
+    lengths = np.diff(starts)
+    return (np.repeat(starts[:-1], lengths).astype(np.int64),
+            np.repeat(starts[1:], lengths).astype(np.int64))
+
+
+def segmented_rows_frames(starts: IntArray, first: int, last: int, partial: bool
+                          ) -> tuple[IntArray, IntArray, IntArray]:
+    """`rows_frames` for several sequences at once, one per segment of `starts`: frames
+    are clipped to their own segment (and only complete windows kept unless `partial`)."""
+    begin, end = segment_bounds(starts)
+    anchors = np.arange(int(starts[-1]), dtype=np.int64)
+    if not partial:
+        whole = (anchors + first >= begin) & (anchors + last < end)
+        anchors, begin, end = anchors[whole], begin[whole], end[whole]
+    lo = np.minimum(np.maximum(anchors + first, begin), end)
+    hi = np.minimum(np.maximum(anchors + last + 1, begin), end)
+    return anchors, lo, np.maximum(hi, lo)
+
+
+SAFE_SPAN = float(1 << 62)
+
+
+def segmented_range_frames(times: npt.NDArray[Any], starts: IntArray, start: int | float,
+                           end: int | float, closed: str) -> tuple[IntArray, IntArray]:
+    """`range_frames` for several sorted sequences at once, one per segment of `starts`.
+
+    Integer times are moved into disjoint ranges, one per segment (each segment's times
+    and bounds shifted to begin after the previous segment's), so that one search over
+    all of them finds every frame inside its own segment. Float times, fractional
+    offsets, bounds that saturate at the int64 limits, and segments whose ranges would
+    together leave 2^62 are searched one segment at a time."""
+    n = int(starts[-1])
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    if times.dtype.kind != "i" or not (isinstance(start, (int, np.integer))
+                                       and isinstance(end, (int, np.integer))):
+        return _per_segment(times, starts, start, end, closed)
+    heads = times[starts[:-1]]
+    tails = times[starts[1:] - 1]
+    below, above = min(int(start), int(end), 0), max(int(start), int(end), 0)
+    info = np.iinfo(np.int64)
+    saturates = (int(heads.min()) + below <= info.min or  # `shifted` saturates there
+                 int(tails.max()) + above >= info.max)
+    spans = tails.astype(np.float64) - heads.astype(np.float64) + (above - below) + 1
+    if saturates or spans.sum() >= SAFE_SPAN:
+        return _per_segment(times, starts, start, end, closed)
+    lengths = np.diff(starts)
+    widths = (tails - heads) + np.int64(above - below) + 1
+    bases = np.concatenate([[0], np.cumsum(widths[:-1])]).astype(np.int64)
+    placed = (times - np.repeat(heads, lengths)) + np.repeat(bases - below, lengths)
+    left_side: Literal["left", "right"] = "left" if closed in ("both", "left") else "right"
+    right_side: Literal["left", "right"] = "right" if closed in ("both", "right") else "left"
+    lo = np.searchsorted(placed, placed + np.int64(start), side=left_side).astype(np.int64)
+    hi = np.searchsorted(placed, placed + np.int64(end), side=right_side).astype(np.int64)
+    begin, finish = segment_bounds(starts)
+    lo = np.minimum(np.maximum(lo, begin), finish)
+    hi = np.minimum(np.maximum(hi, begin), finish)
+    return lo, np.maximum(hi, lo)
+
+
+def _per_segment(times: npt.NDArray[Any], starts: IntArray, start: int | float,
+                 end: int | float, closed: str) -> tuple[IntArray, IntArray]:
+    los, his = [], []
+    for a, b in itertools.pairwise(starts.tolist()):
+        lo, hi = range_frames(times[a:b], start, end, closed)
+        los.append(lo + a)
+        his.append(hi + a)
+    return np.concatenate(los), np.concatenate(his)

@@ -59,9 +59,13 @@ EXPANDS = ("native not run (F.window copies every event into size/hop windows: "
 SLIDING = ("sliding_count", "sliding_time", "sliding_delta")
 
 
-def plan(quick: bool) -> tuple[dict[str, tuple[int, float]], list[Item]]:
-    """Data sets (events, hot-key share) and the rows to run."""
-    data = {"1M": (1_000_000, 0.0)}
+MANY = "1M over 100K keys"
+"""1M events over 100,000 keys (about 10 events a key): the cost per key."""
+
+
+def plan(quick: bool) -> tuple[dict[str, tuple[int, float, int]], list[Item]]:
+    """Data sets (events, hot-key share, keys) and the rows to run."""
+    data = {"1M": (1_000_000, 0.0, 100)}
     widths = (10, 1_000) if quick else (10, 100, 1_000, 10_000)
     items = [Item("shuffle_sort", "1M", 0), Item("identity_arrow", "1M", 0)]
     # Spark's own frames at w = 1000 (quick) or 10 000 (full) run once for the check and
@@ -74,9 +78,10 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float]], list[Item]]:
         items += [Item("hopping", "1M", 10), Item("sliding_count", "1M", 10),
                   Item("since", "1M", 0), Item("session", "1M", 60)]
         return data, items
-    data["100K"] = (100_000, 0.0)
-    data["10M"] = (10_000_000, 0.0)
-    data["10M skew"] = (10_000_000, 0.5)
+    data["100K"] = (100_000, 0.0, 100)
+    data["10M"] = (10_000_000, 0.0, 100)
+    data["10M skew"] = (10_000_000, 0.5, 100)
+    data[MANY] = (1_000_000, 0.0, 100_000)
     # F.window at size/hop 100 takes minutes on 1M events: one timed run
     items += [Item("hopping", "1M", r, native_runs=1 if r >= 100 else None)
               for r in (1, 10, 100)]
@@ -97,6 +102,11 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float]], list[Item]]:
               for c in SLIDING for w in (10, 1_000)]
     items += [Item("since", "10M", 0, native_runs=1), Item("trailing", "10M", 24, native_runs=1),
               Item("session", "10M", 60, native_runs=1), Item("session", "10M", 600, native_runs=1)]
+    # many short keys: Since and Trailing are left out, as each key's empty periods up
+    # to the newest event (27.8M rows here) have no native counterpart
+    items += [Item(c, MANY, w) for c in ("rows", "range_") for w in (10, 1_000)]
+    items += [Item("sliding_time", MANY, 10), Item("hopping", MANY, 10),
+              Item("session", MANY, 60)]
     items += [Item(c, "10M skew", w, native=False) for c in ("rows", "range_")
               for w in (10, 1_000)]
     return data, items
@@ -267,8 +277,8 @@ def main() -> None:
         items = [i for i in items if i.w == 0 or str(i.w) in args.widths.split(",")]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="wisp-bench-") as directory:
-        loaded = {name: generate(spark, directory, n, hot_share=hot)
-                  for name, (n, hot) in datasets.items()
+        loaded = {name: generate(spark, directory, n, keys=keys, hot_share=hot)
+                  for name, (n, hot, keys) in datasets.items()
                   if any(i.data == name for i in items)}
         warm = next(iter(loaded.values()))
         timed(CASES["shuffle_sort"].build(warm, 0)[0], 1)  # warm up the JVM

@@ -90,6 +90,7 @@ class FrameKernel:
         buffer: pa.Table | None = None
         base = 0  # position in the key's run of the buffer's first event
         done = 0  # buffer events before this one have had their window computed
+        carried = 0  # events kept from the previous computation
         for piece, starts, first, last in key_groups(batches, self.keys, self.chunk_rows):
             if starts is not None:
                 out = self.emit_runs(piece, starts)
@@ -97,18 +98,20 @@ class FrameKernel:
                     yield out
                 continue
             if first or buffer is None:
-                buffer, base, done = piece, 0, 0
+                buffer, base, done, carried = piece, 0, 0, 0
             else:
                 buffer = pa.concat_tables([buffer, piece])
             if buffer.num_rows == 0:
                 continue
+            if not last and buffer.num_rows - carried < 3 * carried:
+                continue  # wide windows carry many events: gather more new ones first
             ticks = to_ticks(buffer.column(self.time).combine_chunks(), self.time_kind)
             anchors, lo, hi, ready, keep = self.ready_frames(ticks, base, done, last)
             if len(anchors):
                 yield self.emit(buffer, ticks, anchors, lo, hi)
             if not last:
                 buffer = buffer.slice(keep)
-                base, done = base + keep, ready - keep
+                base, done, carried = base + keep, ready - keep, buffer.num_rows
 
     def emit_runs(self, table: pa.Table, starts: npt.NDArray[np.int64]
                   ) -> pa.RecordBatch | None:

@@ -391,64 +391,60 @@ def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterat
         yield pa.Table.from_batches(pending)
 
 
-def key_slices(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterator[
-        tuple[pa.RecordBatch, bool]]:
-    """Split a stream of batches, sorted by key, at every change of key: each slice
-    holds one key, with whether it begins a new key's run."""
-    previous: pa.RecordBatch | None = None
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        new = previous is None
-        if previous is not None and keys:
-            glue = [previous.slice(previous.num_rows - 1), batch.slice(0, 1)]
-            new = not all(same_as_previous(pa.concat_arrays([g.column(k) for g in glue]))[0]
-                          for k in keys)
-        cuts = [0]
-        if keys and batch.num_rows > 1:
-            same = np.ones(batch.num_rows - 1, dtype=bool)
-            for k in keys:
-                same &= same_as_previous(batch.column(k))
-            cuts += (np.nonzero(~same)[0] + 1).tolist()
-        cuts.append(batch.num_rows)
-        for index, (begin, stop) in enumerate(itertools.pairwise(cuts)):
-            yield batch.slice(begin, stop - begin), new or index > 0
-        previous = batch
-
-
 def key_groups(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...], limit: int
                ) -> Iterator[tuple[pa.Table, npt.NDArray[np.int64] | None, bool, bool]]:
     """The key runs in tables of about `limit` rows: several whole runs shorter than
     `limit` together, `(table, starts, True, True)` with `starts` where each run begins
     and the table's length; a longer run in consecutive pieces of about `limit` rows
     (fewer at the end), `(table, None, first, last)`: `first` when the piece begins the
-    run, `last` when it ends it (then the piece may be empty). Per-key work is then per
-    table, however many keys there are."""
+    run, `last` when it ends it (then the piece may be empty). Key changes are found per
+    batch, vectorised, so the cost per key is a few array entries, not Python steps."""
     group: list[pa.RecordBatch] = []
-    starts = [0]
-    run: list[pa.RecordBatch] = []
+    starts: list[int] = [0]
+    run: list[pa.RecordBatch] = []  # the open run's rows not yet yielded
     run_rows = 0
     streaming = False  # the open run is longer than `limit` and partly yielded
     schema: pa.Schema | None = None
+    previous: pa.RecordBatch | None = None
+    group_limit = min(limit, GROUP_ROWS)
 
     def whole_runs() -> tuple[pa.Table, npt.NDArray[np.int64], bool, bool]:
         return (pa.Table.from_batches(group, schema=schema),
                 np.array(starts, dtype=np.int64), True, True)
 
-    for piece, new in key_slices(batches, keys):
-        schema = piece.schema
-        if new and streaming:
-            yield pa.Table.from_batches(run, schema=schema), None, False, True
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        schema = batch.schema
+        continues = previous is not None and not _new_key(previous, batch, keys)
+        previous = batch
+        cuts = _key_cuts(batch, keys)
+        bounds = [0, *cuts, batch.num_rows]
+        if not continues and (run or streaming):  # the open run ended with the last batch
+            if streaming:
+                yield pa.Table.from_batches(run, schema=schema), None, False, True
+            else:
+                group += run
+                starts.append(starts[-1] + run_rows)
             run, run_rows, streaming = [], 0, False
-        elif new and run:
-            group += run
-            starts.append(starts[-1] + run_rows)
-            run, run_rows = [], 0
-            if starts[-1] >= min(limit, GROUP_ROWS):
-                yield whole_runs()
-                group, starts = [], [0]
-        run.append(piece)
-        run_rows += piece.num_rows
+        head = batch.slice(0, bounds[1])
+        if len(bounds) > 2:  # the head's run ends in this batch, whole runs follow
+            if streaming:
+                yield pa.Table.from_batches([*run, head], schema=schema), None, False, True
+            else:
+                group += [*run, head]
+                starts.append(starts[-1] + run_rows + head.num_rows)
+            run, run_rows, streaming = [], 0, False
+            if len(bounds) > 3:
+                middle = batch.slice(bounds[1], bounds[-2] - bounds[1])
+                group.append(middle)
+                starts += [starts[-1] + b - bounds[1] for b in bounds[2:-1]]
+            head = batch.slice(bounds[-2])
+        run.append(head)
+        run_rows += head.num_rows
+        if starts[-1] >= group_limit:
+            yield whole_runs()
+            group, starts = [], [0]
         if run_rows >= limit:
             if len(starts) > 1:
                 yield whole_runs()
@@ -462,6 +458,26 @@ def key_groups(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...], limit: 
         starts.append(starts[-1] + run_rows)
     if len(starts) > 1:
         yield whole_runs()
+
+
+def _new_key(previous: pa.RecordBatch, batch: pa.RecordBatch, keys: tuple[str, ...]) -> bool:
+    """Whether `batch` begins with another key than `previous` ends with."""
+    if not keys:
+        return False
+    glue = [previous.slice(previous.num_rows - 1), batch.slice(0, 1)]
+    return not all(same_as_previous(pa.concat_arrays([g.column(k) for g in glue]))[0]
+                   for k in keys)
+
+
+def _key_cuts(batch: pa.RecordBatch, keys: tuple[str, ...]) -> list[int]:
+    """The positions in `batch` where a new key begins (after the first row)."""
+    if not keys or batch.num_rows < 2:
+        return []
+    same = np.ones(batch.num_rows - 1, dtype=bool)
+    for k in keys:
+        same &= same_as_previous(batch.column(k))
+    cuts: list[int] = (np.nonzero(~same)[0] + 1).tolist()
+    return cuts
 
 
 def frames(plan: Plan, observation: Observation) -> DataFrame:

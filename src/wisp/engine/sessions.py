@@ -4,10 +4,12 @@ aggregates over all of them at once."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import types as T
@@ -15,7 +17,7 @@ from pyspark.sql import types as T
 from ..kernels import sessions as sk
 from ..plan.dynamic import SessionDetails
 from ..plan.nodes import Plan
-from .arrow import AggregateJob, aggregate, key_runs
+from .arrow import CHUNK_ROWS, AggregateJob, aggregate, key_groups
 from .arrow_codec import from_ticks, ticks_or_zero, to_ticks, validity
 from .columns import col, interval_guarded
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
@@ -38,10 +40,26 @@ class SessionKernel:
     schema: pa.Schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for group in key_runs(batches, self.keys):
-            yield self.run_group(group)
+        """Short key runs several at a time (without a maximum duration), each long run
+        whole, once all its pieces have arrived."""
+        pieces: list[pa.Table] = []
+        for table, starts, _, last in key_groups(batches, self.keys, CHUNK_ROWS):
+            if starts is not None:
+                if self.max_duration is None:
+                    yield self.run_group(table, starts)
+                else:
+                    for a, b in itertools.pairwise(starts.tolist()):
+                        yield self.run_group(table.slice(a, b - a))
+                continue
+            pieces.append(table)
+            if last:
+                yield self.run_group(pa.concat_tables(pieces))
+                pieces = []
 
-    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+    def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
+                  ) -> pa.RecordBatch:
+        """The sessions of one key's run, or of several (`runs`: where each begins, then
+        the length; no session spans two runs)."""
         ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
         reach = ticks
         if self.end is not None:
@@ -49,10 +67,10 @@ class SessionKernel:
             reach = np.where(validity(ends), ticks_or_zero(ends, self.time_kind),
                              sk.forever(ticks))
             reach = np.maximum(reach, ticks).astype(ticks.dtype)
-        found = sk.sessions(ticks, reach, self.gap, self.max_duration)
+        found = sk.sessions(ticks, reach, self.gap, self.max_duration, runs)
         m = len(found.lo)
-        repeat = pa.array(np.zeros(m, dtype=np.int64))
-        columns: list[pa.Array] = [group.column(k).combine_chunks().take(repeat)
+        firsts = pa.array(found.lo)
+        columns: list[pa.Array] = [group.column(k).take(firsts).combine_chunks()
                                    for k in self.keys]
         everywhere = np.ones(m, dtype=bool)
         columns.append(from_ticks(found.start, everywhere, self.time_kind, self.time_scale))

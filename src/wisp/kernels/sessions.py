@@ -39,16 +39,19 @@ def forever(times: npt.NDArray[Any]) -> Any:
 
 
 def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
-             max_duration: int | float | None = None) -> Sessions:
+             max_duration: int | float | None = None,
+             runs: IntArray | None = None) -> Sessions:
     """Sessions of sorted `times` with each event's `reach` (>= its time; `forever(...)`
     for an open event). Without `max_duration` fully vectorised; with it, one vectorised
-    step per session over that session's events."""
+    step per session over that session's events. `runs` (without `max_duration` only):
+    where each of several keys' runs begins, then the length; `times` is sorted within
+    each run, and no session spans two runs."""
     n = len(times)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Sessions(empty, empty, times[:0], times[:0], np.zeros(0, dtype=bool))
     if max_duration is None:
-        lo, hi, last = _natural(times, reach, gap)
+        lo, hi, last = _natural(times, reach, gap, runs)
         end = shifted(last, gap)
     else:
         lo, hi, end = _capped(times, reach, gap, max_duration)
@@ -56,15 +59,35 @@ def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
     return Sessions(lo, hi, times[lo], end, known)
 
 
-def _natural(times: npt.NDArray[Any], reach: npt.NDArray[Any],
-             gap: int | float) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
-    reach_max = np.maximum.accumulate(reach)
+def _natural(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
+             runs: IntArray | None = None) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    several = runs is not None and len(runs) > 2
+    if runs is not None and several:
+        reach_max = running_max(reach, runs)
+    else:
+        reach_max = np.maximum.accumulate(reach)
     new = np.ones(len(times), dtype=bool)
     new[1:] = times[1:] > shifted(reach_max[:-1], gap)
+    if runs is not None and several:
+        new[runs[:-1]] = True
     lo = np.nonzero(new)[0].astype(np.int64)
     hi = np.append(lo[1:], len(times)).astype(np.int64)
     last = np.maximum.reduceat(reach, lo)
     return lo, hi, last
+
+
+def running_max(values: npt.NDArray[Any], runs: IntArray) -> npt.NDArray[Any]:
+    """The running maximum of `values` restarting at each run of `runs` (where each run
+    begins, then the length): values are replaced by their ranks, and each run's ranks
+    are lifted above all earlier runs', so one running maximum restarts per run."""
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n, dtype=np.int64)
+    lift = np.repeat(np.arange(len(runs) - 1, dtype=np.int64) * n, np.diff(runs))
+    best = np.maximum.accumulate(rank + lift) - lift
+    result: npt.NDArray[Any] = values[order[best]]
+    return result
 
 
 def _capped(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,

@@ -1,0 +1,60 @@
+"""Sessions of several key runs found at once equal each run's sessions found alone:
+the kernel function with `runs`, and the Arrow kernel over a stream with many short
+keys and one key longer than a chunk."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wisp.engine.arrow import AggregateJob, key_runs
+from wisp.engine.sessions import SessionKernel
+from wisp.kernels import sessions as sk
+
+LONG = 2**63 - 1
+run = st.lists(st.tuples(st.integers(-40, 40), st.sampled_from([0, 0, 1, 5, 30, None])),
+               min_size=1, max_size=8).map(lambda r: sorted(r, key=lambda e: e[0]))
+
+
+@settings(max_examples=300)
+@given(runs=st.lists(run, min_size=1, max_size=6), gap=st.integers(0, 8))
+def test_sessions_of_several_runs(runs: list[list[tuple[int, int | None]]], gap: int) -> None:
+    times = np.array([t for r in runs for t, _ in r], dtype=np.int64)
+    reach = np.array([LONG if d is None else t + d for r in runs for t, d in r],
+                     dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum([len(r) for r in runs])]).astype(np.int64)
+    got = sk.sessions(times, reach, gap, None, starts)
+    parts = [sk.sessions(times[a:b], reach[a:b], gap)
+             for a, b in itertools.pairwise(starts.tolist())]
+    for field in ("lo", "hi"):
+        want = np.concatenate([getattr(p, field) + a for p, a in zip(parts, starts[:-1],
+                                                                     strict=True)])
+        np.testing.assert_array_equal(getattr(got, field), want)
+    for field in ("start", "end", "end_known"):
+        np.testing.assert_array_equal(getattr(got, field),
+                                      np.concatenate([getattr(p, field) for p in parts]))
+
+
+def test_kernel_over_many_short_keys_and_one_long_key() -> None:
+    rng = np.random.default_rng(3)
+    keys = np.concatenate([np.repeat(np.arange(2000), 3), np.full(40_000, 5000)])
+    times = np.concatenate([np.sort(rng.integers(0, 100, 3)) for _ in range(2000)]
+                           + [np.sort(rng.integers(0, 400_000, 40_000))])
+    table = pa.table({"k": keys, "t": times, "v": rng.normal(size=len(keys))})
+    schema = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
+                        ("window_end", pa.int64()), ("time", pa.int64()),
+                        ("sum_v", pa.float64()), ("count", pa.int64())])
+    jobs = (AggregateJob("sum", "v", "float", pa.float64(), None),
+            AggregateJob("count", None, "none", pa.int64(), None))
+    kernel = SessionKernel(("k",), "t", None, "integer", 1, 10, None, jobs, schema)
+    streamed = pa.Table.from_batches(list(kernel(iter(table.to_batches(7_000)))))
+    alone = pa.Table.from_batches([kernel.run_group(g) for g in
+                                   key_runs(iter(table.to_batches(7_000)), ("k",))])
+    assert streamed.num_rows == alone.num_rows > 2000
+    order = ["k", "window_start"]
+    assert streamed.sort_by([(c, "ascending") for c in order]).equals(
+        alone.sort_by([(c, "ascending") for c in order]))

@@ -9,6 +9,8 @@ made per (event, window) pair.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,9 +29,11 @@ from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
 from .alive import aggregate_alive
 from .arrow import (
+    CHUNK_ROWS,
     AggregateJob,
     PerKeyKernel,
     aggregate,
+    key_groups,
     same_as_previous,
     scaled,
     udaf_values,
@@ -170,8 +174,75 @@ class IntervalKernel(PerKeyKernel):
                           horizon=self.horizon(group), split_partial=time_weighted,
                           gather=gather, per_window=any(job.lifetimes for job in self.aggregates))
 
-    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+    @property
+    def keys_together(self) -> bool:
+        """Whether several short key runs can run as one: hopping windows over point
+        events written per window, with aggregates that never see times."""
+        return (self.window.kind == "hopping" and self.end is None
+                and self.window.output == "windows"
+                and not any(job.fn in ("udaf", "time_weighted_mean") or job.lifetimes
+                            for job in self.aggregates))
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if not self.keys_together:
+            yield from super().__call__(batches)
+            return
+        pieces: list[pa.Table] = []
+        for table, runs, _, last in key_groups(batches, self.keys, CHUNK_ROWS):
+            if runs is not None:
+                yield from self.run_runs(table, runs)
+                continue
+            pieces.append(table)
+            if last:
+                out = self.run_group(pa.concat_tables(pieces))
+                pieces = []
+                if out.num_rows:
+                    yield out
+
+    def run_runs(self, table: pa.Table, runs: iv.IntArray) -> Iterator[pa.RecordBatch]:
+        """Several whole key runs (`runs`: where each begins, then the length) as one:
+        each run is moved along the time axis by a whole number of hops, into a slot of
+        its own wider than its windows, so that no window holds two keys' events."""
+        start, _ = self.lifetimes(table)
+        offsets = self.slot_offsets(start, runs)
+        if offsets is None:  # slots would leave the tick range: one run at a time
+            for a, b in itertools.pairwise(runs.tolist()):
+                out = self.run_group(table.slice(a, b - a))
+                if out.num_rows:
+                    yield out
+            return
+        out = self.run_group(table, runs, offsets)
+        if out.num_rows:
+            yield out
+
+    def slot_offsets(self, start: iv.IntArray, runs: iv.IntArray) -> iv.IntArray | None:
+        """Per run, a shift (a multiple of the hop, so windows stay on their grid) that
+        puts its events in `[P + align, P + align + hop + span)`, where the slots `P`
+        follow each other `span + 2*size + 3*hop` apart (rounded up to hops); None when
+        the slots would leave 2^62 ticks."""
+        w = self.window
+        heads = start[runs[:-1]]
+        tails = start[runs[1:] - 1]
+        extent = (float(np.abs(heads).max()) + abs(w.align) + 4.0 * (w.size + w.hop)
+                  + float((tails.astype(np.float64) - heads + 2.0 * w.size + 4.0 * w.hop)
+                          .sum()))
+        if extent >= 2.0**62:
+            return None
+        relative = heads - w.align
+        floored = relative - np.mod(relative, w.hop)
+        slots = ((tails - heads) + 2 * w.size + 4 * w.hop - 1) // w.hop * w.hop
+        places = np.concatenate([[0], np.cumsum(slots[:-1])]).astype(np.int64)
+        offsets: iv.IntArray = places - floored
+        return offsets
+
+    def run_group(self, group: pa.Table, runs: iv.IntArray | None = None,
+                  offsets: iv.IntArray | None = None) -> pa.RecordBatch:
+        """The windows of one key's run, or of several runs moved into slots of their own
+        (`runs`, `offsets`: see `run_runs`)."""
         start, end = self.lifetimes(group)
+        if runs is not None and offsets is not None:
+            shift = np.repeat(offsets, np.diff(runs))
+            start, end = start + shift, end + shift
         groups, rows = self.windows(group, start, end)
         self.check_bounds(rows)
         m = len(rows.group)
@@ -188,9 +259,17 @@ class IntervalKernel(PerKeyKernel):
             results = [r.take(pa.array(keep)) for r in results]
             m = len(keep)
         columns: list[pa.Array] = []
-        first_row = pa.array(np.zeros(m, dtype=np.int64))
+        key_rows = np.zeros(m, dtype=np.int64)
+        if runs is not None and offsets is not None:
+            # a window of run j begins after the run's first event minus `size`, and
+            # before the next run's first event minus `size`
+            heads = start[runs[:-1]] - self.window.size
+            run_of = np.searchsorted(heads, begin, side="right") - 1
+            back = offsets[run_of]
+            begin, stop, times = begin - back, stop - back, times - back
+            key_rows = runs[:-1][run_of]
         for key in self.keys:
-            columns.append(group.column(key).combine_chunks().take(first_row))
+            columns.append(group.column(key).take(pa.array(key_rows)).combine_chunks())
         everywhere = np.ones(m, dtype=bool)
         unit = self.unit
         columns.append(from_ticks(begin * unit, everywhere, self.time_kind, self.time_scale))

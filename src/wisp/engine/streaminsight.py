@@ -218,7 +218,7 @@ class IntervalKernel(PerKeyKernel):
     def slot_offsets(self, start: iv.IntArray, runs: iv.IntArray) -> iv.IntArray | None:
         """Per run, a shift (a multiple of the hop, so windows stay on their grid) that
         puts its events in `[P + align, P + align + hop + span)`, where the slots `P`
-        follow each other `span + 2*size + 3*hop` apart (rounded up to hops); None when
+        follow each other `span + 2*size + 4*hop` apart (rounded up to hops); None when
         the slots would leave 2^62 ticks."""
         w = self.window
         heads = start[runs[:-1]]

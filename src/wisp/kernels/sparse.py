@@ -143,8 +143,10 @@ def moments_combine(a: State, b: State) -> State:
     with np.errstate(divide="ignore", invalid="ignore"):
         delta = mb - ma
         mean = np.where(na == 0, mb, np.where(nb == 0, ma, ma + delta * (nb / n)))
-        m2 = np.where(na == 0, qb, np.where(nb == 0, qa,
-                                             qa + qb + delta * delta * (na * nb / n)))
+        # an infinite value makes delta infinite or NaN: the spread is NaN, as Spark's
+        # var_samp gives (inf - inf), not the inf that delta * delta would give
+        spread = np.where(np.isfinite(delta), qa + qb + delta * delta * (na * nb / n), np.nan)
+        m2 = np.where(na == 0, qb, np.where(nb == 0, qa, spread))
     return n, mean, m2
 
 

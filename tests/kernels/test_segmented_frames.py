@@ -34,16 +34,20 @@ def one_by_one(segments: list[np.ndarray], start: int | float, end: int | float,
     return np.concatenate(los), np.concatenate(his)
 
 
+def check_range_frames(arrays: list[np.ndarray], start: int | float, end: int | float,
+                       closed: str) -> None:
+    starts = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
+    lo, hi = fr.segmented_range_frames(np.concatenate(arrays), starts, start, end, closed)
+    want_lo, want_hi = one_by_one(arrays, start, end, closed)
+    np.testing.assert_array_equal(lo, want_lo)
+    np.testing.assert_array_equal(hi, want_hi)
+
+
 @settings(max_examples=400)
 @given(segments=runs, start=offsets, end=offsets, closed=CLOSED)
 def test_range_frames_of_several_runs(segments: list[list[int]], start: int, end: int,
                                       closed: str) -> None:
-    arrays = [np.array(s, dtype=np.int64) for s in segments]
-    lo, hi = fr.segmented_range_frames(np.concatenate(arrays), starts_of(segments), start,
-                                       end, closed)
-    want_lo, want_hi = one_by_one(arrays, start, end, closed)
-    np.testing.assert_array_equal(lo, want_lo)
-    np.testing.assert_array_equal(hi, want_hi)
+    check_range_frames([np.array(s, dtype=np.int64) for s in segments], start, end, closed)
 
 
 @settings(max_examples=100)
@@ -52,12 +56,8 @@ def test_range_frames_of_several_runs(segments: list[list[int]], start: int, end
        start=st.floats(-50, 50), end=st.floats(-50, 50), closed=CLOSED)
 def test_range_frames_of_several_float_runs(segments: list[list[float]], start: float,
                                             end: float, closed: str) -> None:
-    arrays = [np.array(s, dtype=np.float64) for s in segments]
-    lo, hi = fr.segmented_range_frames(np.concatenate(arrays), starts_of(segments), start,
-                                       end, closed)
-    want_lo, want_hi = one_by_one(arrays, start, end, closed)
-    np.testing.assert_array_equal(lo, want_lo)
-    np.testing.assert_array_equal(hi, want_hi)
+    check_range_frames([np.array(s, dtype=np.float64) for s in segments], start, end,
+                       closed)
 
 
 @settings(max_examples=300)

@@ -10,13 +10,13 @@ from ..plan.fenl import Periods
 from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
 from ..plan.streaminsight import Buckets
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US
+from .arrow_codec import DAY
 from .columns import col, fail_where, guarded, output_time_type
 
 BUCKET = "__wisp_window_start"
 TICK = "__wisp_tick"
 NEXT = "__wisp_next_tick"
 NEWEST = "__wisp_newest_tick"
-DAY_US = 86_400_000_000
 
 
 NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "max": F.max,
@@ -144,7 +144,7 @@ def _calendar_guarded(plan: Plan, observation: Observation) -> DataFrame:
     the calendar's own message."""
     events = plan.events
     ticks = time_ticks(events.time)
-    micros = ticks * F.lit(DAY_US) if events.time.kind == "date" else ticks
+    micros = ticks * F.lit(DAY) if events.time.kind == "date" else ticks
     outside = (micros < F.lit(CALENDAR_MIN_US)) | (micros > F.lit(CALENDAR_MAX_US))
     message = F.concat(F.lit("wisp: calendar ticks cover the years 0002..9998; found an "
                              "instant "), micros.cast("string"),

@@ -21,6 +21,7 @@ from ..spec.windows import CalendarTick, Since, Trailing
 from .aggregations import grouped_blocker, refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation
 from .planner import tie_break_columns
+from .ticks import DAY
 
 PERIODS = "native-periods"
 STRATEGIES = {"Since": ("arrow-ticks", PERIODS), "Trailing": ("arrow-ticks",)}
@@ -176,7 +177,7 @@ def plan_since(events: Events, window: Since, resolved: tuple[ResolvedAggregatio
     assert details.calendar is not None
     length, align = FIXED_PERIODS[details.calendar.unit]
     if events.time.kind == "date":
-        length, align = length // (24 * HOUR), align // (24 * HOUR)
+        length, align = length // DAY, align // DAY
     how = ("Spark computes each event's tick (time + pmod(align - time, length): the tick "
            "closing its period) and aggregates by (key, tick) with its own hash "
            "aggregation; on the per-period rows (one per key and non-empty period) a "

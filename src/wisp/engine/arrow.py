@@ -367,21 +367,10 @@ def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterat
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        if pending and keys:
-            joined = pa.concat_arrays
-            glue = [pending[-1].slice(pending[-1].num_rows - 1), batch.slice(0, 1)]
-            changed = not all(
-                same_as_previous(joined([g.column(k) for g in glue]))[0] for k in keys)
-            if changed:
-                yield pa.Table.from_batches(pending)
-                pending = []
-        cuts = [0]
-        if keys and batch.num_rows > 1:
-            same = np.ones(batch.num_rows - 1, dtype=bool)
-            for k in keys:
-                same &= same_as_previous(batch.column(k))
-            cuts += list(np.nonzero(~same)[0] + 1)
-        cuts.append(batch.num_rows)
+        if pending and _new_key(pending[-1], batch, keys):
+            yield pa.Table.from_batches(pending)
+            pending = []
+        cuts = [0, *_key_cuts(batch, keys), batch.num_rows]
         for begin, stop in itertools.pairwise(cuts[:-1]):
             pending.append(batch.slice(begin, stop - begin))
             yield pa.Table.from_batches(pending)
@@ -389,6 +378,22 @@ def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterat
         pending.append(batch.slice(cuts[-2], cuts[-1] - cuts[-2]))
     if pending:
         yield pa.Table.from_batches(pending)
+
+
+def whole_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterator[
+        tuple[pa.Table, npt.NDArray[np.int64] | None]]:
+    """Whole key runs for kernels that need a run at once: several short runs together,
+    `(table, starts)` as `key_groups` gives them, or one long run, `(table, None)`, once
+    all its pieces have arrived."""
+    pieces: list[pa.Table] = []
+    for table, starts, _, last in key_groups(batches, keys, CHUNK_ROWS):
+        if starts is not None:
+            yield table, starts
+            continue
+        pieces.append(table)
+        if last:
+            yield pa.concat_tables(pieces), None
+            pieces = []
 
 
 def key_groups(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...], limit: int

@@ -31,15 +31,19 @@ def aggregation_columns(plan: Plan) -> list[str]:
                               if r.aggregation.col is not None))
 
 
+def bound_fields(events: Events) -> list[T.StructField]:
+    """Key columns, window_start, window_end and time: every result's first fields."""
+    time_type = output_time_type(events.time)
+    fields = [f for k in events.key for f in events.df.schema.fields if f.name == k]
+    return fields + [T.StructField(name, time_type)
+                     for name in ("window_start", "window_end", "time")]
+
+
 def output_fields(events: Events, aggregations: Sequence[ResolvedAggregation]
                   ) -> list[T.StructField]:
     """Key columns, window_start, window_end, time, then one field per aggregation."""
-    time_type = output_time_type(events.time)
-    fields = [f for k in events.key for f in events.df.schema.fields if f.name == k]
-    fields += [T.StructField("window_start", time_type), T.StructField("window_end", time_type),
-               T.StructField("time", time_type)]
-    fields += [T.StructField(r.name, r.output_type) for r in aggregations]
-    return fields
+    return bound_fields(events) + [T.StructField(r.name, r.output_type)
+                                   for r in aggregations]
 
 
 def arrow_schema(fields: Sequence[T.StructField]) -> pa.Schema:

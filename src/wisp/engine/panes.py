@@ -23,8 +23,8 @@ from pyspark.sql import types as T
 from ..plan.nodes import Plan, ResolvedAggregation
 from ..plan.streaminsight import Panes
 from .arrow import AggregateJob, arrow_type
-from .columns import col, guarded, output_time_type
-from .layout import arrow_schema, by_key
+from .columns import col, guarded
+from .layout import arrow_schema, bound_fields, by_key
 from .native import time_from_ticks, time_ticks
 from .streaminsight import IntervalKernel
 
@@ -113,10 +113,8 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
     time = time_from_ticks(col(PANE), events.time).alias(events.time.name)
     merged_input = grouped.select(*keys, time, *[col(p.name) for p in partials])
     narrow = by_key(merged_input, events.key, [events.time.name])
-    time_type = output_time_type(events.time)
-    fields = [f for k in events.key for f in events.df.schema.fields if f.name == k]
-    fields += [T.StructField(c, time_type) for c in ("window_start", "window_end", "time")]
-    fields += [T.StructField(p.name, p.merged_type) for p in partials]
+    fields = bound_fields(events) + [T.StructField(p.name, p.merged_type)
+                                     for p in partials]
     kernel = IntervalKernel(
         keys=tuple(events.key), time=events.time.name, end=None,
         time_kind=events.time.kind, time_scale=events.time.scale, window=window,

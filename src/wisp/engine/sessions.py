@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 from ..kernels import sessions as sk
 from ..plan.dynamic import SessionDetails
 from ..plan.nodes import Plan
-from .arrow import CHUNK_ROWS, AggregateJob, aggregate, key_groups
+from .arrow import AggregateJob, aggregate, whole_runs
 from .arrow_codec import from_ticks, ticks_or_zero, to_ticks, validity
 from .columns import col, interval_guarded
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
@@ -42,19 +42,12 @@ class SessionKernel:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Short key runs several at a time (without a maximum duration), each long run
         whole, once all its pieces have arrived."""
-        pieces: list[pa.Table] = []
-        for table, starts, _, last in key_groups(batches, self.keys, CHUNK_ROWS):
-            if starts is not None:
-                if self.max_duration is None:
-                    yield self.run_group(table, starts)
-                else:
-                    for a, b in itertools.pairwise(starts.tolist()):
-                        yield self.run_group(table.slice(a, b - a))
-                continue
-            pieces.append(table)
-            if last:
-                yield self.run_group(pa.concat_tables(pieces))
-                pieces = []
+        for table, starts in whole_runs(batches, self.keys):
+            if starts is None or self.max_duration is None:
+                yield self.run_group(table, starts)
+            else:
+                for a, b in itertools.pairwise(starts.tolist()):
+                    yield self.run_group(table.slice(a, b - a))
 
     def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
                   ) -> pa.RecordBatch:

@@ -29,14 +29,13 @@ from ..plan.nodes import Plan
 from ..plan.streaminsight import IntervalWindow
 from .alive import aggregate_alive
 from .arrow import (
-    CHUNK_ROWS,
     AggregateJob,
     PerKeyKernel,
     aggregate,
-    key_groups,
     same_as_previous,
     scaled,
     udaf_values,
+    whole_runs,
 )
 from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
 from .columns import col, guarded
@@ -187,17 +186,13 @@ class IntervalKernel(PerKeyKernel):
         if not self.keys_together:
             yield from super().__call__(batches)
             return
-        pieces: list[pa.Table] = []
-        for table, runs, _, last in key_groups(batches, self.keys, CHUNK_ROWS):
+        for table, runs in whole_runs(batches, self.keys):
             if runs is not None:
                 yield from self.run_runs(table, runs)
                 continue
-            pieces.append(table)
-            if last:
-                out = self.run_group(pa.concat_tables(pieces))
-                pieces = []
-                if out.num_rows:
-                    yield out
+            out = self.run_group(table)
+            if out.num_rows:
+                yield out
 
     def run_runs(self, table: pa.Table, runs: iv.IntArray) -> Iterator[pa.RecordBatch]:
         """Several whole key runs (`runs`: where each begins, then the length) as one:

@@ -41,6 +41,16 @@ def shifted(times: npt.NDArray[Any], offset: int | float) -> npt.NDArray[Any]:
     return np.where(times < limit, info.min, times + np.int64(max(offset, info.min)))
 
 
+Side = Literal["left", "right"]
+
+
+def search_sides(closed: str) -> tuple[Side, Side]:
+    """The binary-search sides of a frame's start and end bound: an open side excludes
+    events exactly on that bound."""
+    return ("left" if closed in ("both", "left") else "right",
+            "right" if closed in ("both", "right") else "left")
+
+
 def range_frames(times: npt.NDArray[Any], start: int | float, end: int | float,
                  closed: str) -> tuple[IntArray, IntArray]:
     """Frames of the relative-time window `[t + start, t + end]` over sorted `times`.
@@ -48,8 +58,7 @@ def range_frames(times: npt.NDArray[Any], start: int | float, end: int | float,
     `closed` is "both", "left", "right" or "neither": an open side excludes events exactly
     on that bound. Returns `(lo, hi)` for every anchor.
     """
-    left_side: Literal["left", "right"] = "left" if closed in ("both", "left") else "right"
-    right_side: Literal["left", "right"] = "right" if closed in ("both", "right") else "left"
+    left_side, right_side = search_sides(closed)
     lo = np.searchsorted(times, shifted(times, start), side=left_side).astype(np.int64)
     hi = np.searchsorted(times, shifted(times, end), side=right_side).astype(np.int64)
     return lo, np.maximum(hi, lo)
@@ -114,8 +123,7 @@ def segmented_range_frames(times: npt.NDArray[Any], starts: IntArray, start: int
     widths = (tails - heads) + np.int64(above - below) + 1
     bases = np.concatenate([[0], np.cumsum(widths[:-1])]).astype(np.int64)
     placed = (times - np.repeat(heads, lengths)) + np.repeat(bases - below, lengths)
-    left_side: Literal["left", "right"] = "left" if closed in ("both", "left") else "right"
-    right_side: Literal["left", "right"] = "right" if closed in ("both", "right") else "left"
+    left_side, right_side = search_sides(closed)
     lo = np.searchsorted(placed, placed + np.int64(start), side=left_side).astype(np.int64)
     hi = np.searchsorted(placed, placed + np.int64(end), side=right_side).astype(np.int64)
     begin, finish = segment_bounds(starts)

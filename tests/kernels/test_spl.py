@@ -4,6 +4,7 @@ combinations and the four tumbling policies, on in-order and out-of-order data."
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -119,3 +120,85 @@ def test_exceeds_is_exact_near_the_int64_limits() -> None:
     assert k.exceeds(np.array([big]), np.array([big - 5]), 4).tolist() == [True]
     assert k.exceeds(np.array([big]), np.array([big - 5]), 5).tolist() == [False]
     assert k.exceeds(np.array([big]), np.array([-big]), 10).tolist() == [True]
+
+
+def decode_runs(windows: k.Windows, runs: list[int]) -> list[list[tuple[Any, list[int]]]]:
+    """Each run's firings, as `decode` gives them, with positions counted from the
+    run's start."""
+    per_run: list[list[tuple[Any, list[int]]]] = [[] for _ in runs[:-1]]
+    for (at, members), run in zip(decode(windows), windows.run.tolist(), strict=True):
+        assert all(runs[run] <= j < runs[run + 1] for j in members)
+        per_run[run].append((at, [j - runs[run] for j in members]))
+    return per_run
+
+
+runs_st = st.lists(st.lists(st.tuples(st.integers(-20, 20), st.integers(-6, 6)),
+                            min_size=1, max_size=12), min_size=1, max_size=6)
+
+
+def concatenated(groups: list[list[tuple[int, int]]]) -> tuple[list[int], list[int], list[int]]:
+    """The runs one after another: times, attributes and where each run begins."""
+    times = [t for group in groups for t, _ in group]
+    attrs = [a for group in groups for _, a in group]
+    runs = [0]
+    for group in groups:
+        runs.append(runs[-1] + len(group))
+    return times, attrs, runs
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups=runs_st, evict=st.sampled_from(SPECS), trigger=st.sampled_from(SPECS),
+       size_e=st.integers(1, 4), size_t=st.integers(1, 4), d_e=st.integers(0, 4),
+       d_t=st.integers(0, 4), shift=st.integers(-3, 3), partial=st.booleans(),
+       float_time=st.booleans())
+def test_sliding_restarts_at_every_run(groups: list[list[tuple[int, int]]], evict: str,
+                                       trigger: str, size_e: int, size_t: int, d_e: int,
+                                       d_t: int, shift: int, partial: bool,
+                                       float_time: bool) -> None:
+    """Several keys' runs in one call: each run's firings are the simulation of that
+    run alone (the runs may overlap in time and attribute; some arrive out of order)."""
+    unit: float | int = 0.25 if float_time else 1
+    times, attrs, runs = concatenated(groups)
+    ticks = [t * unit for t in times]
+    spec_e, pol_e = policies(evict, size_e, d_e, shift, unit)
+    spec_t, pol_t = policies(trigger, size_t, d_t, shift, unit)
+    window = ws.Sliding(spec_e, spec_t, partial=partial)
+    got = k.sliding(np.array(ticks, dtype=np.float64 if float_time else np.int64),
+                    [np.array(attrs, dtype=np.int64)], pol_e, pol_t, partial,
+                    np.array(runs, dtype=np.int64))
+    want = [expected(ticks[a:b], attrs[a:b], window) for a, b in itertools.pairwise(runs)]
+    assert decode_runs(got, runs) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups=runs_st, kind=st.sampled_from([*SPECS, "punctuation"]), size=st.integers(1, 4),
+       d=st.integers(0, 4), shift=st.integers(-3, 3), partial=st.booleans(),
+       flags=st.lists(st.booleans(), min_size=72, max_size=72))
+def test_tumbling_restarts_at_every_run(groups: list[list[tuple[int, int]]], kind: str,
+                                        size: int, d: int, shift: int, partial: bool,
+                                        flags: list[bool]) -> None:
+    times, attrs, runs = concatenated(groups)
+    marks = flags[:len(times)]
+    if kind == "punctuation":
+        spec: Any = ws.Punctuation("p")
+        policy = k.Policy("punctuation")
+    else:
+        spec, policy = policies(kind, size, d, shift)
+    got = k.tumbling(np.array(times, dtype=np.int64), [np.array(attrs, dtype=np.int64)],
+                     np.array(marks, dtype=bool), policy, partial,
+                     np.array(runs, dtype=np.int64))
+    window = ws.Tumbling(spec, partial=partial)
+    want = [expected(times[a:b], attrs[a:b], window, marks[a:b])
+            for a, b in itertools.pairwise(runs)]
+    assert decode_runs(got, runs) == want
+
+
+def test_time_firings_of_a_run_near_the_int64_limits() -> None:
+    """Firings whose distance from the run's first does not fit in int64 (each firing
+    does): counted exactly from unsigned offsets."""
+    big = np.iinfo(np.int64).max
+    now = np.array([-big - 1, (1 << 62) - 5], dtype=np.int64)
+    t = 1 << 62
+    fired, runs = k.time_firings(now, np.array([0, 2], dtype=np.int64), k.Policy("time", t=t))
+    assert fired.tolist() == [-(1 << 63), -(1 << 62), 0, 1 << 62]
+    assert runs.tolist() == [0, 0, 0, 0]

@@ -49,15 +49,18 @@ def resolved(kind: str, size: int, d: float) -> tuple[Any, ResolvedPolicy]:
     return ws.Delta("a", d), ResolvedPolicy("delta", attr="a", attr_kind="float", d=d)
 
 
-def run_kernel(rows: list[dict[str, Any]], details: SplDetails) -> list[dict[str, Any]]:
-    schema = pa.schema([pa.field("t", pa.int64()), pa.field("a", pa.float64()),
+def run_kernel(rows: list[dict[str, Any]], details: SplDetails,
+               keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The kernel over `rows` (sorted by key and arrival order), in batches of 5 rows."""
+    key_fields = [pa.field(name, pa.string()) for name in keys]
+    schema = pa.schema([*key_fields, pa.field("t", pa.int64()), pa.field("a", pa.float64()),
                         pa.field("v", pa.float64()), pa.field("i", pa.int64()),
                         pa.field("s", pa.string())])
     table = pa.Table.from_pylist(rows, schema=schema)
-    fields = [pa.field("window_start", pa.int64()), pa.field("window_end", pa.int64()),
-              pa.field("time", pa.int64())]
+    fields = [*key_fields, pa.field("window_start", pa.int64()),
+              pa.field("window_end", pa.int64()), pa.field("time", pa.int64())]
     fields += [pa.field(a.output_name, job(a).output_type) for a in AGGREGATIONS]
-    kernel = SplKernel((), "t", "integer", 0, details, (("a", "float"),)
+    kernel = SplKernel(keys, "t", "integer", 0, details, (("a", "float"),)
                        if "delta" in (details.evict.kind,
                                       details.trigger.kind if details.trigger else "")
                        else (), tuple(job(a) for a in AGGREGATIONS), pa.schema(fields))
@@ -106,4 +109,31 @@ def test_sliding_aggregates_match_oracle(rows: list[dict[str, Any]], evict: str,
     expected = sort_output(spl_window(rows, time="t", key=[], order="seq",
                                       columns=["t", "a", "v", "i", "s", "seq"],
                                       window=window, aggs=AGGREGATIONS), [])
+    compare(actual, expected)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=rows_st, keys=st.lists(st.sampled_from(["p", "q", "r", ""]), min_size=25,
+                                   max_size=25),
+       evict=st.sampled_from(["count", "time", "delta"]),
+       trigger=st.sampled_from(["count", "time", "delta"]), size_e=st.integers(1, 4),
+       size_t=st.integers(1, 3), d_e=st.sampled_from([0.0, 1.5]),
+       d_t=st.sampled_from([0.0, 2.5]), partial=st.booleans())
+def test_several_keys_at_once_match_oracle(rows: list[dict[str, Any]], keys: list[str],
+                                           evict: str, trigger: str, size_e: int,
+                                           size_t: int, d_e: float, d_t: float,
+                                           partial: bool) -> None:
+    """Short keys' runs are computed together: each key's rows are the oracle's for that
+    key alone (rows arrive out of order; keys sorted as Spark hands them over)."""
+    for i, (row, key) in enumerate(zip(rows, keys, strict=False)):
+        row.update(seq=i, k=key)
+    rows = sorted(rows, key=lambda r: (r["k"], r["seq"]))
+    spec_e, pol_e = resolved(evict, size_e, d_e)
+    spec_t, pol_t = resolved(trigger, size_t, d_t)
+    window = ws.Sliding(spec_e, spec_t, partial=partial)
+    details = SplDetails("sliding", pol_e, pol_t, partial, ("seq",))
+    actual = sort_output(run_kernel(rows, details, ("k",)), ["k"])
+    expected = sort_output(spl_window(rows, time="t", key=["k"], order="seq",
+                                      columns=["k", "t", "a", "v", "i", "s", "seq"],
+                                      window=window, aggs=AGGREGATIONS), ["k"])
     compare(actual, expected)

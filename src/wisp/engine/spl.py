@@ -3,13 +3,16 @@ kernel.
 
 Shape: `repartition(key)` + `sortWithinPartitions(key, arrival order)` +
 `mapInArrow(kernel)`, as in `engine.arrow`. The kernel replays each key's eviction and
-trigger policies (`wisp.kernels.spl`) and aggregates every emitted firing's window:
+trigger policies (`wisp.kernels.spl`; short keys' runs several at once, a long run
+whole, as `engine.arrow.whole_runs` gathers them) and aggregates every emitted firing's
+window:
 as frames `[lo, hi)` with `engine.arrow.aggregate` when the windows are contiguous in
 arrival order, else over per-tuple ranges of firings (`kernels.spl.Stabbing`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,18 +26,20 @@ from pyspark.sql import types as T
 
 from ..kernels import spl as ks
 from ..kernels import stabbing as sb
+from ..kernels.runs import one_run
 from ..plan.nodes import Plan
 from ..plan.spl import ResolvedPolicy, SplDetails
 from .alive import aggregate_alive
-from .arrow import AggregateJob, PerKeyKernel, aggregate
+from .arrow import AggregateJob, aggregate, whole_runs
 from .arrow_codec import from_ticks, to_ticks
 from .columns import col, fail_where, guarded
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
 
 
 @dataclass(frozen=True)
-class SplKernel(PerKeyKernel):
-    """The executor side: picklable, no Spark objects."""
+class SplKernel:
+    """The executor side: picklable, no Spark objects. Short key runs are computed
+    several at once (each policy restarting per run), a long run whole."""
 
     keys: tuple[str, ...]
     time: str
@@ -49,30 +54,43 @@ class SplKernel(PerKeyKernel):
         attr = [name for name, _ in self.attrs].index(p.attr) if p.attr is not None else 0
         return ks.Policy(p.kind, n=p.n, t=p.t, align=p.align, attr=attr, d=p.d)
 
-    def windows(self, group: pa.Table, ticks: npt.NDArray[Any]) -> ks.Windows:
+    def windows(self, group: pa.Table, ticks: npt.NDArray[Any], runs: npt.NDArray[np.int64]
+                ) -> ks.Windows:
         attrs = [to_ticks(group.column(name).combine_chunks(), kind)
                  for name, kind in self.attrs]
         details = self.details
         if details.mode == "sliding":
             assert details.trigger is not None
             return ks.sliding(ticks, attrs, self.policy(details.evict),
-                              self.policy(details.trigger), details.partial)
+                              self.policy(details.trigger), details.partial, runs)
         flags = None
         if details.evict.kind == "punctuation":
             assert details.evict.col is not None
             column = group.column(details.evict.col).combine_chunks()
             flags = np.asarray(pc.fill_null(column, False).to_numpy(zero_copy_only=False),
                                dtype=bool)
-        return ks.tumbling(ticks, attrs, flags, self.policy(details.evict), details.partial)
+        return ks.tumbling(ticks, attrs, flags, self.policy(details.evict), details.partial,
+                           runs)
 
-    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for table, starts in whole_runs(batches, self.keys):
+            runs = one_run(table.num_rows) if starts is None else starts
+            out = self.run_group(table, runs)
+            if out.num_rows:
+                yield out
+
+    def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
+                  ) -> pa.RecordBatch:
+        """The output rows of the key runs in `group` (`runs`: where each begins, then
+        the length; one run by default)."""
         ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
-        found = self.windows(group, ticks)
+        runs = one_run(len(ticks)) if runs is None else runs
+        found = self.windows(group, ticks, runs)
         m = len(found.time)
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
         columns: list[pa.Array] = []
-        first_row = pa.array(np.zeros(m, dtype=np.int64))
+        first_row = pa.array(runs[found.run])
         for key in self.keys:
             columns.append(group.column(key).combine_chunks().take(first_row))
         if isinstance(found, ks.Frames):
@@ -80,7 +98,8 @@ class SplKernel(PerKeyKernel):
             known = hi > lo
             start = ticks[np.where(known, lo, 0)]
             end = ticks[np.where(known, hi - 1, 0)]
-            results = [aggregate(job, group, ticks, lo, hi) for job in self.aggregates]
+            memo: dict[tuple[str, ...], Any] = {}
+            results = [aggregate(job, group, ticks, lo, hi, memo) for job in self.aggregates]
         else:
             stab = sb.Stabbing(found.qlo, found.qhi, m)
             everything = np.ones(len(ticks), dtype=bool)

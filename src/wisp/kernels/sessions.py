@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .frames import shifted
+from .runs import running_max
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -62,10 +63,7 @@ def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
 def _natural(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
              runs: IntArray | None = None) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
     several = runs is not None and len(runs) > 2
-    if runs is not None and several:
-        reach_max = running_max(reach, runs)
-    else:
-        reach_max = np.maximum.accumulate(reach)
+    reach_max = running_max(reach, runs) if runs is not None else np.maximum.accumulate(reach)
     new = np.ones(len(times), dtype=bool)
     new[1:] = times[1:] > shifted(reach_max[:-1], gap)
     if runs is not None and several:
@@ -74,20 +72,6 @@ def _natural(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
     hi = np.append(lo[1:], len(times)).astype(np.int64)
     last = np.maximum.reduceat(reach, lo)
     return lo, hi, last
-
-
-def running_max(values: npt.NDArray[Any], runs: IntArray) -> npt.NDArray[Any]:
-    """The running maximum of `values` restarting at each run of `runs` (where each run
-    begins, then the length): values are replaced by their ranks, and each run's ranks
-    are lifted above all earlier runs', so one running maximum restarts per run."""
-    n = len(values)
-    order = np.argsort(values, kind="stable")
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n, dtype=np.int64)
-    lift = np.repeat(np.arange(len(runs) - 1, dtype=np.int64) * n, np.diff(runs))
-    best = np.maximum.accumulate(rank + lift) - lift
-    result: npt.NDArray[Any] = values[order[best]]
-    return result
 
 
 def _capped(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,

@@ -29,15 +29,18 @@ Semantics (the binding rules, in wisp's words):
   inserted; delta eviction: after its first eviction; time eviction: always full),
   except that a time trigger always emits; `partial=True` emits every firing.
 
-Cost per key of `n` tuples and `m` firings: O((n + m) log(n + m)) time, vectorised.
-Contiguous windows (count eviction; time or delta eviction whenever the evictions go
-oldest first, e.g. in-order data) reuse `window_agg` (O(n log n)); otherwise every tuple's
-range of firings is cut into O(log m) canonical nodes of a segment tree over the
-firings, aggregated per node and combined along each firing's O(log m) ancestors:
-O((n + m) log m), and every value added into a firing's result is in its window (no
-cancellation). Delta eviction and delta triggers on out-of-order attributes find "the
-first later tuple exceeding by more than d" by binary lifting over a sparse table of
-maxima: O(n log n) time and memory.
+Several keys' runs can be computed at once (`runs`, as in `kernels.runs`): every
+policy restarts at each run, and no window holds two runs' tuples.
+
+Cost per call of `n` tuples and `m` firings: O((n + m) log(n + m)) time, vectorised,
+however many runs it holds. Contiguous windows (count eviction; time or delta eviction
+whenever the evictions go oldest first, e.g. in-order data) reuse `window_agg`
+(O(n log n)); otherwise every tuple's range of firings is cut into O(log m) canonical
+nodes of a segment tree over the firings, aggregated per node and combined along each
+firing's O(log m) ancestors: O((n + m) log m), and every value added into a firing's
+result is in its window (no cancellation). Delta eviction and delta triggers on
+out-of-order attributes find "the first later tuple of the run exceeding by more than
+d" by binary lifting over a sparse table of maxima: O(n log n) time and memory.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from .runs import one_run, run_index, run_search, running_max
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -69,21 +74,24 @@ class Policy:
 
 @dataclass(frozen=True)
 class Frames:
-    """Emitted firings with contiguous windows `[lo, hi)` over arrival positions."""
+    """Emitted firings with contiguous windows `[lo, hi)` over arrival positions; `run`:
+    the run each firing belongs to."""
 
     time: Ticks
     lo: IntArray
     hi: IntArray
+    run: IntArray
 
 
 @dataclass(frozen=True)
 class Alive:
-    """Emitted firings `0..m-1`; tuple `j` is in the windows of firings
-    `qlo[j] .. qhi[j]-1` (an empty range when `qhi[j] <= qlo[j]`)."""
+    """Emitted firings `0..m-1` (of run `run[f]`); tuple `j` is in the windows of
+    firings `qlo[j] .. qhi[j]-1` (an empty range when `qhi[j] <= qlo[j]`)."""
 
     time: Ticks
     qlo: IntArray
     qhi: IntArray
+    run: IntArray
 
     @property
     def m(self) -> int:
@@ -93,12 +101,6 @@ class Alive:
 Windows = Frames | Alive
 
 # ---------------------------------------------------------------- small primitives
-
-
-def clock(times: Ticks) -> Ticks:
-    """The newest time seen after each arrival."""
-    result: Ticks = np.maximum.accumulate(times) if len(times) else times
-    return result
 
 
 def exceeds(new: Ticks, old: Ticks, d: int | float) -> BoolArray:
@@ -114,13 +116,15 @@ def exceeds(new: Ticks, old: Ticks, d: int | float) -> BoolArray:
     return np.asarray(np.asarray(new, dtype=np.int64) > bound)
 
 
-def next_exceeding(values: Ticks, d: int | float) -> IntArray:
-    """For each `j`, the first `i > j` with `values[i] - values[j] > d` (`n` if none).
+def next_exceeding(values: Ticks, d: int | float, limit: IntArray | None = None) -> IntArray:
+    """For each `j`, the first `i > j` below `limit[j]` (default: `n`) with
+    `values[i] - values[j] > d`, else `limit[j]`.
 
     Binary lifting over a sparse table of range maxima: the difference is monotone in
     `values[i]` (rounding is monotone), so a block holds an exceeding value iff its
     maximum exceeds. O(n log n) time and memory."""
     n = len(values)
+    stop = np.full(n, n, dtype=np.int64) if limit is None else limit
     levels = [values]
     while (1 << len(levels)) <= n:
         half = 1 << (len(levels) - 1)
@@ -128,10 +132,10 @@ def next_exceeding(values: Ticks, d: int | float) -> IntArray:
         cur = prev.copy()
         cur[:n - half] = np.maximum(prev[:n - half], prev[half:])
         levels.append(cur)
-    pos = np.arange(1, n + 1, dtype=np.int64)
+    pos = np.minimum(np.arange(1, n + 1, dtype=np.int64), stop)
     for k in range(len(levels) - 1, -1, -1):
         step = 1 << k
-        inside = pos + step <= n
+        inside = pos + step <= stop
         block = levels[k][np.where(inside, pos, 0)]
         clear = inside & ~exceeds(block, values, d)
         pos = np.where(clear, pos + step, pos)
@@ -152,108 +156,156 @@ def chain(nxt: IntArray) -> IntArray:
     return path[path < n]
 
 
-def time_firings(now: Ticks, policy: Policy) -> Ticks:
-    """`align + k*t` from the first at or after `now[0]` to the first at or after
-    `now[-1]` (both included)."""
+def run_chains(nxt: IntArray, runs: IntArray) -> tuple[IntArray, IntArray]:
+    """Per run, the positions after its first one along `nxt` (which never leaves a
+    run: a run's last pointers lead to its end, the next run's start), and the run of
+    each."""
+    path = chain(nxt)
+    starts = np.zeros(int(runs[-1]), dtype=bool)
+    starts[runs[:-1]] = True
+    later = path[~starts[path]]
+    return later, run_index(runs)[later]
+
+
+def time_firings(now: Ticks, runs: IntArray, policy: Policy) -> tuple[Ticks, IntArray]:
+    """Per run, `align + k*t` from the first at or after the run's first clock to the
+    first at or after its newest (both included), and the run of each firing."""
     t, align = policy.t, policy.align
+    first_now, last_now = now[runs[:-1]], now[runs[1:] - 1]
     if now.dtype.kind == "f":
-        first = float(np.ceil((float(now[0]) - align) / t))
-        last = float(np.ceil((float(now[-1]) - align) / t))
-        while align + (first - 1) * t >= now[0]:
-            first -= 1
-        while align + first * t < now[0]:
-            first += 1
-        while align + (last - 1) * t >= now[-1]:
-            last -= 1
-        while align + last * t < now[-1]:
-            last += 1
-        ks = np.arange(first, last + 1, dtype=np.float64)
-        result: Ticks = align + ks * t
-        return result
+        first = _grid_at_or_after(first_now, t, align)
+        last = _grid_at_or_after(last_now, t, align)
+        counts = (last - first + 1).astype(np.int64)
+        steps = np.repeat(first, counts) + _offsets(counts)
+        times: Ticks = align + steps * t
+        return times, _runs_of(counts)
     ti, ai = int(t), int(align)
-    first_k = -((ai - int(now[0])) // ti)
-    last_k = -((ai - int(now[-1])) // ti)
-    if ai + last_k * ti > np.iinfo(np.int64).max:
+    first_k = -((ai - first_now.astype(object)) // ti)
+    last_k = -((ai - last_now.astype(object)) // ti)
+    if len(last_k) and ai + int(last_k.max()) * ti > np.iinfo(np.int64).max:
         raise ValueError("wisp: a time trigger's last firing lies beyond the int64 range")
-    return ai + np.arange(first_k, last_k + 1, dtype=np.int64) * np.int64(ti)
+    counts = (last_k - first_k + 1).astype(np.int64)
+    first_time = (ai + first_k * ti).astype(np.int64)
+    # the offsets from each run's first firing as unsigned: exact, as every firing fits
+    # in int64 even when the difference from the first does not
+    offset = _offsets(counts).astype(np.uint64) * np.uint64(ti)
+    times = (np.repeat(first_time, counts).view(np.uint64) + offset).view(np.int64)
+    return times, _runs_of(counts)
+
+
+def _grid_at_or_after(now: Ticks, t: float, align: float) -> Ticks:
+    """The smallest `k` (as a float) with `align + k*t >= now`, exact under rounding."""
+    k: Ticks = np.ceil((now - align) / t)
+    while (early := align + (k - 1) * t >= now).any():
+        k = np.where(early, k - 1, k)
+    while (late := align + k * t < now).any():
+        k = np.where(late, k + 1, k)
+    return k
+
+
+def _offsets(counts: IntArray) -> IntArray:
+    """`0..c-1` for each count `c`, one after another."""
+    total = int(counts.sum())
+    firsts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total, dtype=np.int64) - firsts
+
+
+def _runs_of(counts: IntArray) -> IntArray:
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+
+
+def _empty(times: Ticks) -> Frames:
+    empty = np.zeros(0, dtype=np.int64)
+    return Frames(times[:0], empty, empty, empty)
 
 
 # ----------------------------------------------------------------------- sliding
 
 
 def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
-            partial: bool) -> Windows:
-    """The emitted firings of a sliding window over one key's tuples in arrival order.
+            partial: bool, runs: IntArray | None = None) -> Windows:
+    """The emitted firings of a sliding window over each run's tuples in arrival order.
 
     Firings are numbered in timeline order; each has a *stage*: `2i` for a delta
     trigger's firing on the arrival of `i` (before its eviction and insertion), `2i + 1`
     for a count trigger's firing after the arrival of `i` and for time firings between
     the arrival of `i` and the next. Tuple `j` is in every firing from the first of
-    stage >= `2j + 1` until the first firing after the eviction event that removes it.
+    stage >= `2j + 1` until the first firing after the eviction event that removes it,
+    or after its run ends.
     """
     n = len(times)
-    now = clock(times)
-    empty = np.zeros(0, dtype=np.int64)
     if n == 0:
-        return Frames(now[:0], empty, empty)
+        return _empty(times)
+    runs = one_run(n) if runs is None else runs
+    run_of = run_index(runs)
+    starts, ends = runs[:-1], runs[1:]
+    now = running_max(times, runs)
+    positions = np.arange(n, dtype=np.int64)
     arrival: IntArray
     if trigger.kind == "count":
-        arrival = np.arange(trigger.n - 1, n, trigger.n, dtype=np.int64)
+        arrival = positions[(positions - starts[run_of]) % trigger.n == trigger.n - 1]
         stage = 2 * arrival + 1
         fire_time = now[arrival]
+        fire_run = run_of[arrival]
     elif trigger.kind == "delta":
-        arrival = chain(next_exceeding(attrs[trigger.attr], trigger.d))[1:]
+        nxt = next_exceeding(attrs[trigger.attr], trigger.d, ends[run_of])
+        arrival, fire_run = run_chains(nxt, runs)
         stage = 2 * arrival
         fire_time = now[arrival]
     else:
-        fire_time = time_firings(now, trigger)
-        arrival = (np.searchsorted(now, fire_time, side="right") - 1).astype(np.int64)
+        fire_time, fire_run = time_firings(now, runs, trigger)
+        arrival = run_search(now, runs, fire_time, fire_run, "right") - 1
         stage = 2 * arrival + 1
-    m = len(stage)
-    positions = np.arange(n, dtype=np.int64)
     qlo = np.searchsorted(stage, 2 * positions + 1, side="left").astype(np.int64)
+    # the first firing of the later runs: no tuple lives into it
+    cap = np.searchsorted(stage, 2 * ends, side="left").astype(np.int64)[run_of]
+    full_stage: IntArray | None = None
     if evict.kind == "time":
-        qhi = _time_deaths(times, now, evict.t, stage, arrival, fire_time,
-                           trigger.kind == "time")
-        full_from = 0
+        qhi = _time_deaths(times, now, runs, evict.t, stage, arrival, fire_time,
+                           trigger.kind == "time", cap)
     else:
         if evict.kind == "count":
             killer = positions + evict.n
-            first_full_stage = 2 * evict.n - 1  # n tuples inserted: after arrival n-1
+            full_stage = 2 * (starts + evict.n - 1) + 1  # n tuples inserted
         else:
-            killer = next_exceeding(attrs[evict.attr], evict.d)
-            first_evict = int(killer.min())
-            first_full_stage = 2 * first_evict + 1 if first_evict < n else 2 * n + 2
+            killer = next_exceeding(attrs[evict.attr], evict.d, ends[run_of])
+            first_evict = np.minimum.reduceat(killer, starts)
+            full_stage = np.where(first_evict < ends, 2 * first_evict + 1, 2 * n + 2)
         qhi = np.searchsorted(stage, 2 * killer + 1, side="left").astype(np.int64)
-        full_from = int(np.searchsorted(stage, first_full_stage, side="left"))
-    if partial or trigger.kind == "time":
-        full_from = 0
-    qhi = np.maximum(qhi, qlo)
-    fire_time = fire_time[full_from:]
-    qlo = np.clip(qlo - full_from, 0, None)
-    qhi = np.clip(qhi - full_from, 0, None)
+    qhi = np.maximum(np.minimum(qhi, cap), qlo)
+    if full_stage is not None and not partial and trigger.kind != "time":
+        keep = stage >= full_stage[fire_run]
+        kept_before = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
+        qlo, qhi = kept_before[qlo], kept_before[qhi]
+        fire_time, fire_run = fire_time[keep], fire_run[keep]
     if np.all(np.diff(qhi) >= 0):
-        fires = np.arange(m - full_from, dtype=np.int64)
+        fires = np.arange(len(fire_time), dtype=np.int64)
         lo = np.searchsorted(qhi, fires, side="right").astype(np.int64)
         hi = np.searchsorted(qlo, fires, side="right").astype(np.int64)
-        return Frames(fire_time, lo, np.maximum(hi, lo))
-    return Alive(fire_time, qlo, qhi)
+        return Frames(fire_time, lo, np.maximum(hi, lo), fire_run)
+    return Alive(fire_time, qlo, qhi, fire_run)
 
 
-def _time_deaths(times: Ticks, now: Ticks, t: int | float, stage: IntArray,
-                 arrival: IntArray, fire_time: Ticks, time_trigger: bool) -> IntArray:
-    """For time eviction: the first firing index after each tuple's eviction.
+def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
+                 stage: IntArray, arrival: IntArray, fire_time: Ticks, time_trigger: bool,
+                 cap: IntArray) -> IntArray:
+    """For time eviction: the first firing index after each tuple's eviction (`cap`,
+    the next run's first firing, when its run ends first).
 
-    Eviction events in timeline order: the arrival of `i` (clock `now[i]`, affecting
-    firings of stage >= 2i + 1) and, with a time trigger, every firing (clock `tau`,
-    affecting itself on). Their clocks never decrease, so the first event that evicts
-    tuple `j` (clock - times[j] > t) is found by binary search, then bounded below by
-    the first event after `j`'s insertion."""
+    Eviction events of a run in timeline order: the arrival of `i` after the run's
+    first (clock `now[i]`, affecting firings of stage >= 2i + 1) and, with a time
+    trigger, every firing (clock `tau`, affecting itself on). Their clocks never
+    decrease within the run, so the first event that evicts tuple `j`
+    (clock - times[j] > t) is found by binary search among the run's events after `j`'s
+    insertion."""
     n = len(times)
     m = len(stage)
-    ev_clock = now[1:]
-    ev_order = np.arange(1, n, dtype=np.int64) * 2  # (arrival, 0) sorts before firings
-    ev_kill = np.searchsorted(stage, 2 * np.arange(1, n, dtype=np.int64) + 1, side="left")
+    first_of_run = np.zeros(n, dtype=bool)
+    first_of_run[runs[:-1]] = True
+    later = np.nonzero(~first_of_run)[0].astype(np.int64)
+    ev_clock = now[later]
+    ev_order = later * 2  # (arrival, 0) sorts before the firings after it
+    ev_kill = np.searchsorted(stage, 2 * later + 1, side="left")
     if time_trigger:
         ev_clock = np.concatenate([ev_clock, fire_time])
         ev_order = np.concatenate([ev_order, 2 * arrival + 1])
@@ -261,21 +313,22 @@ def _time_deaths(times: Ticks, now: Ticks, t: int | float, stage: IntArray,
         sort = np.argsort(ev_order, kind="stable")  # firings keep their own order
         ev_clock, ev_order, ev_kill = ev_clock[sort], ev_order[sort], ev_kill[sort]
     ev_kill = ev_kill.astype(np.int64)
-    count = len(ev_clock)
-    # first event strictly after the insertion of j: order key > 2j
-    after = np.searchsorted(ev_order, 2 * np.arange(n, dtype=np.int64), side="right")
-    # first event whose clock evicts j: monotone along the events, so binary search
-    low = np.zeros(n, dtype=np.int64)
-    high = np.full(n, count, dtype=np.int64)
-    for _ in range(count.bit_length() + 1 if count else 0):
+    positions = np.arange(n, dtype=np.int64)
+    # the run's events strictly after the insertion of j: order keys in (2j, 2 * end)
+    low = np.searchsorted(ev_order, 2 * positions, side="right").astype(np.int64)
+    run_end = np.searchsorted(ev_order, 2 * runs[1:], side="left").astype(np.int64)
+    stop = run_end[run_index(runs)]
+    high = stop.copy()
+    span = int((high - low).max())
+    for _ in range(span.bit_length() + 1 if span > 0 else 0):
         active = low < high
         mid = (low + high) // 2
-        hit = exceeds(ev_clock[np.minimum(mid, count - 1)], times, t)
+        hit = exceeds(ev_clock[np.minimum(mid, len(ev_clock) - 1)], times, t)
         high = np.where(active & hit, mid, high)
         low = np.where(active & ~hit, mid + 1, low)
-    first = np.maximum(low, after)
-    padded = np.append(ev_kill, m)
-    result: IntArray = padded[np.minimum(first, count)]
+    if not len(ev_kill):
+        return cap
+    result: IntArray = np.where(low < stop, ev_kill[np.minimum(low, len(ev_kill) - 1)], cap)
     return result
 
 
@@ -283,43 +336,63 @@ def _time_deaths(times: Ticks, now: Ticks, t: int | float, stage: IntArray,
 
 
 def tumbling(times: Ticks, attrs: list[Ticks], punctuation: BoolArray | None,
-             policy: Policy, partial: bool) -> Frames:
-    """The emitted windows of a policy-tumbling window over one key's tuples.
+             policy: Policy, partial: bool, runs: IntArray | None = None) -> Frames:
+    """The emitted windows of a policy-tumbling window over each run's tuples.
 
     `Count(n)`: every `n` tuples, fired by the `n`-th (time = its clock). `Time(t)`: the
     tuples whose clock lies in `(tau_{k-1}, tau_k]`, fired at every `tau_k` (empty
     windows included). `Delta(a, d)`: a tuple with `new.a - first.a > d` (first = the
     window's oldest tuple) fires the window without itself, then starts the next one.
     `Punctuation(col)`: a tuple whose `col` is true closes the window it ends (it is
-    its last tuple). The unfired tail is emitted at end of input only with `partial`
-    (time = the newest time seen)."""
+    its last tuple). The unfired tail of a run is emitted at its end only with
+    `partial` (time = the newest time seen)."""
     n = len(times)
-    now = clock(times)
-    empty = np.zeros(0, dtype=np.int64)
     if n == 0:
-        return Frames(now[:0], empty, empty)
+        return _empty(times)
+    runs = one_run(n) if runs is None else runs
+    run_of = run_index(runs)
+    starts = runs[:-1]
+    now = running_max(times, runs)
     if policy.kind == "time":
-        fire_time = time_firings(now, policy)
-        hi = np.searchsorted(now, fire_time, side="right").astype(np.int64)
-        lo = np.concatenate([np.zeros(1, dtype=np.int64), hi[:-1]])
-        return Frames(fire_time, lo, hi)
+        fire_time, fire_run = time_firings(now, runs, policy)
+        hi = run_search(now, runs, fire_time, fire_run, "right")
+        lo = _window_starts(hi, starts[fire_run])
+        return Frames(fire_time, lo, hi, fire_run)
     if policy.kind == "count":
-        ends = np.arange(policy.n, n + 1, policy.n, dtype=np.int64)
+        counts = np.diff(runs) // policy.n
+        ends = np.repeat(starts, counts) + policy.n * (_offsets(counts) + 1)
         fired_by = ends - 1
     elif policy.kind == "delta":
-        starts = chain(next_exceeding(attrs[policy.attr], policy.d))
-        ends = starts[1:]
+        nxt = next_exceeding(attrs[policy.attr], policy.d, runs[1:][run_of])
+        ends, _ = run_chains(nxt, runs)
         fired_by = ends
     else:
         assert punctuation is not None
         fired_by = np.nonzero(punctuation)[0].astype(np.int64)
         ends = fired_by + 1
-    lo = np.concatenate([np.zeros(1, dtype=np.int64), ends])[:-1]
-    hi = ends
+    fire_run = run_of[fired_by]
+    lo = _window_starts(ends, starts[fire_run])
+    hi = ends.astype(np.int64)
     fire_time = now[fired_by]
-    last = int(ends[-1]) if len(ends) else 0
-    if partial and last < n:
-        lo = np.append(lo, last)
-        hi = np.append(hi, n)
-        fire_time = np.append(fire_time, now[-1])
-    return Frames(fire_time, lo.astype(np.int64), hi.astype(np.int64))
+    if partial:
+        padded = np.concatenate([np.zeros(1, dtype=np.int64), ends])
+        last = np.searchsorted(ends, runs[1:], side="right")  # in `padded`
+        closed = np.maximum(padded[last], starts)
+        tail = np.nonzero(closed < runs[1:])[0].astype(np.int64)
+        if len(tail):
+            lo = np.concatenate([lo, closed[tail]])
+            hi = np.concatenate([hi, runs[1:][tail]])
+            fire_time = np.concatenate([fire_time, now[runs[1:][tail] - 1]])
+            fire_run = np.concatenate([fire_run, tail])
+            order = np.argsort(hi, kind="stable")
+            lo, hi, fire_time, fire_run = lo[order], hi[order], fire_time[order], \
+                fire_run[order]
+    return Frames(fire_time, lo.astype(np.int64), hi, fire_run)
+
+
+def _window_starts(ends: IntArray, run_starts: IntArray) -> IntArray:
+    """Each window begins where the one before it in its run ended, or at its run's
+    start."""
+    previous = np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
+    result: IntArray = np.maximum(previous, run_starts).astype(np.int64)
+    return result

@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 
 from wisp.kernels import frames as fr
 from wisp.kernels.blocked import blocked_query
-from wisp.kernels.sparse import extreme_monoid, moments_monoid, sum_monoid
+from wisp.kernels.sparse import (
+    extreme_monoid,
+    extreme_ufunc,
+    moments_monoid,
+    overlap_query,
+    sum_monoid,
+)
 
 
 @st.composite
@@ -73,3 +79,21 @@ def test_nan_stays_inside_its_frames() -> None:
     assert np.isnan(sums[1]) and np.isnan(sums[2])
     assert sums.tolist()[3:] == [5.0, 7.0, 9.0, 11.0]
     assert sums[0] == 1.0
+
+
+@settings(max_examples=200)
+@given(data=frames(), nan_at=st.lists(st.integers(0, 199), max_size=5))
+def test_overlapping_blocks_match_brute_force(data: tuple[np.ndarray, ...],
+                                              nan_at: list[int]) -> None:
+    """Two overlapping blocks per frame, for max and min: integers, and floats with NaN
+    (max: NaN wins; fmin: a number wins over NaN), any frames including empty ones."""
+    values, lo, hi = data
+    floats = values.astype(np.float64)
+    floats[[i for i in nan_at if i < len(floats)]] = np.nan
+    cases = [(values, "max"), (values, "min"), (floats, "max"), (floats, "min")]
+    for data_values, kind in cases:
+        ufunc, ident = extreme_ufunc(kind, data_values.dtype)
+        got = overlap_query(data_values, lo, hi, ufunc, ident)
+        for i, (a, b) in enumerate(zip(lo, hi, strict=True)):
+            want = ufunc.reduce(data_values[a:b]) if b > a else ident
+            assert got[i] == want or (np.isnan(got[i]) and np.isnan(want))

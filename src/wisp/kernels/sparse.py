@@ -97,17 +97,60 @@ def sum_monoid() -> Monoid:
                   combine=lambda a, b: (a[0] + b[0],))
 
 
-def extreme_monoid(kind: str, dtype: np.dtype[np.generic]) -> Monoid:
+def extreme_ufunc(kind: str, dtype: np.dtype[np.generic]) -> tuple[np.ufunc, float | int]:
     """Max (NaN propagates: NaN is the greatest) or min (NaN ignored where a number
-    exists) of one state array."""
+    exists) of two arrays, and its identity."""
     if kind == "max":
-        ufunc: np.ufunc = np.maximum
-        ident: float | int = -np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).min)
-    else:
-        ufunc = np.fmin if dtype.kind == "f" else np.minimum
-        ident = np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).max)
+        return np.maximum, -np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).min)
+    return (np.fmin if dtype.kind == "f" else np.minimum,
+            np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).max))
+
+
+def extreme_monoid(kind: str, dtype: np.dtype[np.generic]) -> Monoid:
+    """`extreme_ufunc` over one state array."""
+    ufunc, ident = extreme_ufunc(kind, dtype)
     return Monoid(identity=(ident,), scan=_cumulative(ufunc.accumulate),
                   combine=lambda a, b: (ufunc(a[0], b[0]),))
+
+
+OVERLAP_CELLS = 1 << 23
+"""The most table entries (levels times positions) `overlap_query` builds."""
+
+
+def overlap_cells(n: int, widest: int) -> int:
+    """The table entries `overlap_query` builds for frames up to `widest` over `n` values."""
+    return max(1, int(widest).bit_length()) * max(n, 1)
+
+
+def overlap_query(values: npt.NDArray[Any], lo: npt.NDArray[np.int64],
+                  hi: npt.NDArray[np.int64], ufunc: np.ufunc, identity: Any
+                  ) -> npt.NDArray[Any]:
+    """For an idempotent `ufunc` (max, min): `ufunc` over `values[lo[i]:hi[i]]` for
+    every `i` (`identity` when empty), from two blocks of `2^k` values that cover the
+    frame together (`2^k <= width < 2^(k+1)`) and may overlap. Level `k` holds every
+    block of `2^k` values, one pass per level: O(n log w) time and memory."""
+    n = len(values)
+    width = hi - lo
+    out = np.full(len(lo), identity, dtype=values.dtype)
+    widest = int(width.max()) if len(width) else 0
+    if widest <= 0 or n == 0:
+        return out
+    levels = [values]
+    while (2 << (len(levels) - 1)) <= widest:
+        half = 1 << (len(levels) - 1)
+        previous = levels[-1]
+        current = previous.copy()
+        ufunc(previous[:n - half], previous[half:], out=current[:n - half])
+        levels.append(current)
+    table = np.stack(levels)
+    some = width > 0
+    k = np.zeros(len(lo), dtype=np.int64)
+    # the highest set bit: frexp's exponent is the bit length (exact below 2^53)
+    k[some] = np.frexp(width[some].astype(np.float64))[1] - 1
+    head = table[k, np.minimum(lo, n - 1)]
+    tail = table[k, np.clip(hi - (np.int64(1) << k), 0, n - 1)]
+    result: npt.NDArray[Any] = np.where(some, ufunc(head, tail), out)
+    return result
 
 
 def _moments_scan(states: State, reverse: bool) -> State:

@@ -296,8 +296,9 @@ def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
     first (clock `now[i]`, affecting firings of stage >= 2i + 1) and, with a time
     trigger, every firing (clock `tau`, affecting itself on). Their clocks never
     decrease within the run, so the first event that evicts tuple `j`
-    (clock - times[j] > t) is found by binary search among the run's events after `j`'s
-    insertion."""
+    (clock - times[j] > t) is found among the run's events after `j`'s insertion by one
+    search for integer ticks (clock > times[j] + t, saturating), by a binary search on
+    the rounded difference for float ticks."""
     n = len(times)
     m = len(stage)
     first_of_run = np.zeros(n, dtype=bool)
@@ -313,23 +314,38 @@ def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
         sort = np.argsort(ev_order, kind="stable")  # firings keep their own order
         ev_clock, ev_order, ev_kill = ev_clock[sort], ev_order[sort], ev_kill[sort]
     ev_kill = ev_kill.astype(np.int64)
+    if not len(ev_kill):
+        return cap
     positions = np.arange(n, dtype=np.int64)
     # the run's events strictly after the insertion of j: order keys in (2j, 2 * end)
-    low = np.searchsorted(ev_order, 2 * positions, side="right").astype(np.int64)
-    run_end = np.searchsorted(ev_order, 2 * runs[1:], side="left").astype(np.int64)
-    stop = run_end[run_index(runs)]
-    high = stop.copy()
-    span = int((high - low).max())
+    after = np.searchsorted(ev_order, 2 * positions, side="right").astype(np.int64)
+    ev_runs = np.searchsorted(ev_order, 2 * runs, side="left").astype(np.int64)
+    stop = ev_runs[1:][run_index(runs)]
+    if times.dtype.kind != "f":  # clock - time > t exactly when clock > time + t
+        limit = np.iinfo(np.int64).max
+        reach = np.where(times > limit - int(t), limit, times + np.int64(t))
+        first = np.maximum(run_search(ev_clock, ev_runs, reach, run_index(runs), "right"),
+                           after)
+    else:
+        first = _first_exceeding(ev_clock, times, t, after, stop)
+    result: IntArray = np.where(first < stop, ev_kill[np.minimum(first, len(ev_kill) - 1)],
+                                cap)
+    return result
+
+
+def _first_exceeding(clocks: Ticks, times: Ticks, t: int | float, low: IntArray,
+                     high: IntArray) -> IntArray:
+    """For each `j`, the first `i` in `low[j]..high[j]-1` with `clocks[i] - times[j] > t`
+    (`high[j]` if none), by binary search: `clocks` never decrease in that range."""
+    stop = high.copy()
+    span = int((high - low).max()) if len(low) else 0
     for _ in range(span.bit_length() + 1 if span > 0 else 0):
         active = low < high
         mid = (low + high) // 2
-        hit = exceeds(ev_clock[np.minimum(mid, len(ev_clock) - 1)], times, t)
+        hit = exceeds(clocks[np.minimum(mid, len(clocks) - 1)], times, t)
         high = np.where(active & hit, mid, high)
         low = np.where(active & ~hit, mid + 1, low)
-    if not len(ev_kill):
-        return cap
-    result: IntArray = np.where(low < stop, ev_kill[np.minimum(low, len(ev_kill) - 1)], cap)
-    return result
+    return np.where(low < stop, low, stop)
 
 
 # ---------------------------------------------------------------------- tumbling

@@ -21,7 +21,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .blocked import blocked_query
-from .sparse import extreme_monoid, moments_monoid, sum_monoid
+from .sparse import (
+    OVERLAP_CELLS,
+    extreme_monoid,
+    extreme_ufunc,
+    moments_monoid,
+    overlap_cells,
+    overlap_query,
+    sum_monoid,
+)
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -114,22 +122,22 @@ def frame_mean(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
 
 def frame_extreme(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
                   hi: IntArray) -> Values:
-    """`min` or `max` of numeric values; NaN is the greatest value, as in Spark."""
+    """`min` or `max` of numeric values; NaN is the greatest value, as in Spark. Two
+    overlapping blocks per frame where their table fits (`sparse.OVERLAP_CELLS`), the
+    blocked grids otherwise."""
     counts = valid_counts(valid, lo, hi)
-    if values.dtype.kind == "f":
-        data = values.astype(np.float64)
-        monoid = extreme_monoid(kind, data.dtype)
-        ident = monoid.identity[0]
-        (result,) = blocked_query((np.where(valid, data, ident),), lo, hi, monoid)
-        if kind == "min":
-            numbers = valid_counts(valid & ~np.isnan(data), lo, hi)
-            result = np.where((counts > 0) & (numbers == 0), np.nan, result)
-        return Values(result, counts > 0)
-    data_i = values.astype(np.int64)
-    monoid = extreme_monoid(kind, data_i.dtype)
-    (result_i,) = blocked_query((np.where(valid, data_i, monoid.identity[0]),), lo, hi,
-                              monoid)
-    return Values(result_i, counts > 0)
+    data = values.astype(np.float64 if values.dtype.kind == "f" else np.int64)
+    ufunc, ident = extreme_ufunc(kind, data.dtype)
+    leaves = np.where(valid, data, ident)
+    widest = int((hi - lo).max()) if len(lo) else 0
+    if overlap_cells(len(data), widest) <= OVERLAP_CELLS:
+        result = overlap_query(leaves, lo, hi, ufunc, ident)
+    else:
+        (result,) = blocked_query((leaves,), lo, hi, extreme_monoid(kind, data.dtype))
+    if kind == "min" and data.dtype.kind == "f":
+        numbers = valid_counts(valid & ~np.isnan(data), lo, hi)
+        result = np.where((counts > 0) & (numbers == 0), np.nan, result)
+    return Values(result, counts > 0)
 
 
 def frame_extreme_by_rank(kind: str, ranks: IntArray, valid: BoolArray, lo: IntArray,

@@ -231,6 +231,31 @@ def test_trailing_calendar_matches_oracle(spark: SparkSession, data: st.DataObje
     check(actual, sort_output(expected, key))
 
 
+def test_keys_years_apart_build_their_own_tick_tables(spark: SparkSession) -> None:
+    """Keys years apart and keys close together: each key gets its own periods (the
+    kernel-level test in tests/kernels/test_fenl.py puts such keys in one group)."""
+    day = ws.daily("America/New_York")
+    rows = []
+    for seq, (k, when, v) in enumerate([
+            ("a", "1969-10-25 03:00", 1.0), ("a", "1969-10-26 05:00", 2.0),
+            ("a", "1969-10-26 23:00", 4.0), ("b", "2024-03-09 12:00", 8.0),
+            ("b", "2024-03-10 04:00", 16.0), ("b", "2024-03-11 04:00", 32.0),
+            ("c", "2024-03-10 01:00", 64.0), ("c", "2024-03-12 01:00", 128.0)]):
+        rows.append({"k": k, "ts": utc(when), "v": v, "i": seq, "s": k, "r": False,
+                     "seq": seq})
+    ev = ws.events(to_frame(spark, rows), time="ts", key="k")
+    since = collect(ev.window(ws.Since(day, emit="events")).agg(*AGGREGATIONS), ["k"])
+    want = since_calendar(rows, time="ts", key=["k"], order=None, columns=COLUMNS, tick=day,
+                          emit="events", aggs=[*AGGREGATIONS, SCALE],
+                          span_before=BEFORE["daily"])
+    check(since, sort_output(want, ["k"]))
+    trailing = collect(ev.window(ws.Trailing(2, day)).agg(*AGGREGATIONS), ["k"])
+    want = trailing_calendar(rows, time="ts", key=["k"], order=None, columns=COLUMNS,
+                             tick=day, n=2, partial=False, aggs=[*AGGREGATIONS, SCALE],
+                             span_before=BEFORE["daily"])
+    check(trailing, sort_output(want, ["k"]))
+
+
 def test_native_periods_on_date_time(spark: SparkSession) -> None:
     # weekly ticks at Monday midnights; a date is its midnight, so a Monday closes the
     # week before it. Key b's only event is on Thursday 1970-01-01; the newest event of

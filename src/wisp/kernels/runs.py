@@ -20,6 +20,13 @@ def one_run(n: int) -> IntArray:
     return np.array([0, n], dtype=np.int64)
 
 
+def offsets(counts: IntArray) -> IntArray:
+    """`0..c-1` for each count `c`, one after another."""
+    total = int(counts.sum())
+    firsts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total, dtype=np.int64) - firsts
+
+
 def run_index(runs: IntArray) -> IntArray:
     """The run each position belongs to."""
     return np.repeat(np.arange(len(runs) - 1, dtype=np.int64), np.diff(runs))

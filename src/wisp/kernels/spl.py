@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .runs import one_run, run_index, run_search, running_max
+from .runs import offsets, one_run, run_index, run_search, running_max
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -176,7 +176,7 @@ def time_firings(now: Ticks, runs: IntArray, policy: Policy) -> tuple[Ticks, Int
         first = _grid_at_or_after(first_now, t, align)
         last = _grid_at_or_after(last_now, t, align)
         counts = (last - first + 1).astype(np.int64)
-        steps = np.repeat(first, counts) + _offsets(counts)
+        steps = np.repeat(first, counts) + offsets(counts)
         times: Ticks = align + steps * t
         return times, _runs_of(counts)
     ti, ai = int(t), int(align)
@@ -188,7 +188,7 @@ def time_firings(now: Ticks, runs: IntArray, policy: Policy) -> tuple[Ticks, Int
     first_time = (ai + first_k * ti).astype(np.int64)
     # the offsets from each run's first firing as unsigned: exact, as every firing fits
     # in int64 even when the difference from the first does not
-    offset = _offsets(counts).astype(np.uint64) * np.uint64(ti)
+    offset = offsets(counts).astype(np.uint64) * np.uint64(ti)
     times = (np.repeat(first_time, counts).view(np.uint64) + offset).view(np.int64)
     return times, _runs_of(counts)
 
@@ -201,13 +201,6 @@ def _grid_at_or_after(now: Ticks, t: float, align: float) -> Ticks:
     while (late := align + k * t < now).any():
         k = np.where(late, k + 1, k)
     return k
-
-
-def _offsets(counts: IntArray) -> IntArray:
-    """`0..c-1` for each count `c`, one after another."""
-    total = int(counts.sum())
-    firsts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(total, dtype=np.int64) - firsts
 
 
 def _runs_of(counts: IntArray) -> IntArray:
@@ -376,7 +369,7 @@ def tumbling(times: Ticks, attrs: list[Ticks], punctuation: BoolArray | None,
         return Frames(fire_time, lo, hi, fire_run)
     if policy.kind == "count":
         counts = np.diff(runs) // policy.n
-        ends = np.repeat(starts, counts) + policy.n * (_offsets(counts) + 1)
+        ends = np.repeat(starts, counts) + policy.n * (offsets(counts) + 1)
         fired_by = ends - 1
     elif policy.kind == "delta":
         nxt = next_exceeding(attrs[policy.attr], policy.d, runs[1:][run_of])

@@ -159,24 +159,32 @@ class IntervalKernel(PerKeyKernel):
             newest = max(newest, int(to_ticks(ends, self.time_kind)[0]) // self.unit)
         return newest
 
-    def windows(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray) -> tuple[
-            iv.Groups, iv.Rows]:
+    def windows(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray,
+                runs: iv.IntArray | None = None) -> tuple[iv.Groups, iv.Rows, iv.IntArray]:
+        """The groups and rows of the key runs in `group` (one run unless `runs` says
+        where each begins: snapshot and count windows), and the run of each row."""
         w = self.window
         gather = any(needs_members(job, self.window.kind) for job in self.aggregates)
         if w.kind == "snapshot":
-            return iv.snapshot(start, end, gather=gather)
+            return iv.snapshot(start, end, gather=gather, runs=runs)
         if w.kind == "count":
-            return iv.count_by_start(start, w.n)
+            return iv.count_by_start(start, w.n, runs)
         time_weighted = any(job.fn == "time_weighted_mean" or job.lifetimes
                             for job in self.aggregates)
-        return iv.hopping(start, end, w.size, w.hop, w.align, output=w.output,
-                          horizon=self.horizon(group), split_partial=time_weighted,
-                          gather=gather, per_window=any(job.lifetimes for job in self.aggregates))
+        groups, rows = iv.hopping(
+            start, end, w.size, w.hop, w.align, output=w.output, horizon=self.horizon(group),
+            split_partial=time_weighted, gather=gather,
+            per_window=any(job.lifetimes for job in self.aggregates))
+        return groups, rows, np.zeros(len(rows.group), dtype=np.int64)
 
     @property
     def keys_together(self) -> bool:
-        """Whether several short key runs can run as one: hopping windows over point
-        events written per window, with aggregates that never see times."""
+        """Whether several short key runs can run as one: snapshot and count windows
+        (each run gets its own points), and hopping windows over point events written
+        per window, with aggregates that never see times (each run moved into a time
+        slot of its own)."""
+        if self.window.kind in ("snapshot", "count"):
+            return True
         return (self.window.kind == "hopping" and self.end is None
                 and self.window.output == "windows"
                 and not any(job.fn in ("udaf", "time_weighted_mean") or job.lifetimes
@@ -187,10 +195,10 @@ class IntervalKernel(PerKeyKernel):
             yield from super().__call__(batches)
             return
         for table, runs in whole_runs(batches, self.keys):
-            if runs is not None:
+            if runs is not None and self.window.kind == "hopping":
                 yield from self.run_runs(table, runs)
                 continue
-            out = self.run_group(table)
+            out = self.run_group(table, runs)
             if out.num_rows:
                 yield out
 
@@ -232,13 +240,15 @@ class IntervalKernel(PerKeyKernel):
 
     def run_group(self, group: pa.Table, runs: iv.IntArray | None = None,
                   offsets: iv.IntArray | None = None) -> pa.RecordBatch:
-        """The windows of one key's run, or of several runs moved into slots of their own
-        (`runs`, `offsets`: see `run_runs`)."""
+        """The windows of one key's run, or of several runs (`runs`: where each begins,
+        then the length): snapshot and count windows restart per run, hopping runs are
+        moved into slots of their own (`offsets`: see `run_runs`)."""
         start, end = self.lifetimes(group)
         if runs is not None and offsets is not None:
             shift = np.repeat(offsets, np.diff(runs))
             start, end = start + shift, end + shift
-        groups, rows = self.windows(group, start, end)
+        groups, rows, row_runs = self.windows(group, start, end,
+                                              runs if offsets is None else None)
         self.check_bounds(rows)
         m = len(rows.group)
         if m == 0:
@@ -263,6 +273,8 @@ class IntervalKernel(PerKeyKernel):
             back = offsets[run_of]
             begin, stop, times = begin - back, stop - back, times - back
             key_rows = runs[:-1][run_of]
+        elif runs is not None:
+            key_rows = runs[:-1][row_runs]
         for key in self.keys:
             columns.append(group.column(key).take(pa.array(key_rows)).combine_chunks())
         everywhere = np.ones(m, dtype=bool)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .runs import offsets, one_run, run_index, run_search
 from .stabbing import Stabbing
 
 IntArray = npt.NDArray[np.int64]
@@ -248,16 +249,31 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
 # ---------------------------------------------------------------- snapshot windows
 
 
-def snapshot(start: IntArray, end: IntArray, gather: bool = True) -> tuple[Groups, Rows]:
+def snapshot(start: IntArray, end: IntArray, gather: bool = True,
+             runs: IntArray | None = None) -> tuple[Groups, Rows, IntArray]:
     """One window per interval between consecutive distinct start/end points, over the
     events alive in it (half-open); none where nothing is alive; the window after the
     last finite point reaches the end of time when an open-ended event is alive there.
-    `time = window_start`; lifetimes are clipped to the window (every member covers it)."""
-    finite = end[end != END_OF_TIME]
-    points = np.unique(np.concatenate([start, finite, np.array([END_OF_TIME], np.int64)]))
-    first = np.searchsorted(points, start, side="left").astype(np.int64)
-    stop = np.searchsorted(points, end, side="left").astype(np.int64)
+    `time = window_start`; lifetimes are clipped to the window (every member covers it).
+    Several keys' runs (`runs`, as in `kernels.runs`) each get their own points; also
+    returns the run of each row."""
+    runs = one_run(len(start)) if runs is None else runs
+    run_of = run_index(runs)
+    finite = end != END_OF_TIME
+    point_run = np.concatenate([run_of, run_of[finite],
+                                np.arange(len(runs) - 1, dtype=np.int64)])
+    every = np.concatenate([start, end[finite],
+                            np.full(len(runs) - 1, END_OF_TIME, dtype=np.int64)])
+    order = np.lexsort((every, point_run))
+    every, point_run = every[order], point_run[order]
+    distinct = np.ones(len(every), dtype=bool)
+    distinct[1:] = (every[1:] != every[:-1]) | (point_run[1:] != point_run[:-1])
+    points, point_run = every[distinct], point_run[distinct]
+    bounds = np.searchsorted(point_run, np.arange(len(runs)), side="left").astype(np.int64)
+    first = run_search(points, bounds, start, run_of, "left")
+    stop = run_search(points, bounds, end, run_of, "left")
     count = len(points) - 1
+    # no event covers the step from a run's end of time to the next run's first point
     kept = np.nonzero(member_counts(first, stop, count) > 0)[0]
     seg_start, seg_end = points[:-1][kept], points[1:][kept]
     if gather:
@@ -268,27 +284,39 @@ def snapshot(start: IntArray, end: IntArray, gather: bool = True) -> tuple[Group
     groups = Groups(positions, lo, hi, seg_start, seg_end, first, stop, kept, count, gather)
     known = seg_end != END_OF_TIME
     return groups, Rows(np.arange(len(kept), dtype=np.int64), seg_start,
-                        np.where(known, seg_end, 0), known, seg_start)
+                        np.where(known, seg_end, 0), known, seg_start), point_run[kept]
 
 
 # ------------------------------------------------------------------- count windows
 
 
-def count_by_start(start: IntArray, n: int) -> tuple[Groups, Rows]:
+def count_by_start(start: IntArray, n: int, runs: IntArray | None = None
+                   ) -> tuple[Groups, Rows, IntArray]:
     """Window `i` holds the events whose start lies in `[u_i, u_{i+n-1}]` (`u` = the
     key's distinct start times, ascending); span `[u_i, u_{i+n-1} + 1)`; `time =
     u_{i+n-1}`. No window until there are `n` distinct start times. Members are
-    contiguous in start order: groups index the events directly."""
-    distinct = np.unique(start)
-    windows = max(len(distinct) - n + 1, 0)
-    first, last = distinct[:windows], distinct[n - 1:n - 1 + windows]
-    lo = np.searchsorted(start, first, side="left").astype(np.int64)
-    hi = np.searchsorted(start, last, side="right").astype(np.int64)
+    contiguous in start order: groups index the events directly. Several keys' runs
+    (`runs`, as in `kernels.runs`) each count their own start times; also returns the
+    run of each row."""
+    runs = one_run(len(start)) if runs is None else runs
+    run_of = run_index(runs)
+    new = np.ones(len(start), dtype=bool)
+    new[1:] = (start[1:] != start[:-1]) | (run_of[1:] != run_of[:-1])
+    heads = np.nonzero(new)[0].astype(np.int64)  # each distinct start's first event
+    per_run = np.bincount(run_of[heads], minlength=len(runs) - 1).astype(np.int64)
+    windows = np.maximum(per_run - n + 1, 0)
+    run_first = np.concatenate([[0], np.cumsum(per_run)[:-1]]).astype(np.int64)
+    index = np.repeat(run_first, windows) + offsets(windows)
+    # the window's last start time ends where the next distinct start (or run) begins
+    after = np.append(heads, len(start))
+    lo, hi = heads[index], after[index + n]
+    first, last = start[lo], start[hi - 1]
     positions = np.arange(len(start), dtype=np.int64)
+    m = len(index)
     groups = Groups(positions, lo, hi, first, last + 1, np.zeros(0, np.int64),
                     np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
-    return groups, Rows(np.arange(windows, dtype=np.int64), first, last + 1,
-                        np.ones(windows, bool), last)
+    return groups, Rows(np.arange(m, dtype=np.int64), first, last + 1,
+                        np.ones(m, bool), last), run_of[lo]
 
 
 # --------------------------------------------------------------- time-weighted mean

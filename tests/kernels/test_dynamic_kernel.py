@@ -1,17 +1,22 @@
 """The dynamic-window kernels (no Spark) against the brute-force oracle: window frames
-by binary search, clock ticks, the obsolete rules."""
+by binary search, clock ticks, the obsolete rules; several keys at once against each
+key alone."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle_dynamic import clock_times, first_violation
 
+from wisp.engine.arrow import AggregateJob, key_runs
+from wisp.engine.dynamic import END, OBSOLETE, START, TIME, BoundJob, DynamicKernel
 from wisp.kernels import dynamic as dk
+from wisp.plan.dynamic import ClockTicks
 
 CLOSED = ["both", "left", "right", "neither"]
 
@@ -94,12 +99,13 @@ def test_clock_ticks_by_hand() -> None:
 def _kernel_violation(anchors: list[tuple[int, int | None, int | None]]
                       ) -> tuple[str, int] | None:
     times = [a[0] for a in anchors]
-    found = dk.obsolete_violation(
+    found = dk.obsolete_violations(
         np.array([a[1] or 0 for a in anchors], dtype=np.int64),
         np.array([a[1] is not None for a in anchors], dtype=bool),
         np.array([a[2] or 0 for a in anchors], dtype=np.int64),
         np.array([a[2] is not None for a in anchors], dtype=bool))
-    return None if found is None else (found.rule, times[found.index])
+    assert len(found) <= 1
+    return None if not found else (found[0].rule, times[found[0].index])
 
 
 @settings(max_examples=400)
@@ -125,3 +131,81 @@ def test_obsolete_rules_match_the_oracle(anchors: list[tuple[int, Any, Any]]) ->
 def test_obsolete_rules_by_hand(anchors: list[tuple[int, Any, Any]],
                                 expected: tuple[str, int] | None) -> None:
     assert _kernel_violation(anchors) == expected
+
+
+@settings(max_examples=300)
+@given(keys=st.lists(st.lists(st.tuples(st.integers(0, 10),
+                                        st.one_of(st.none(), st.integers(-5, 15)),
+                                        st.one_of(st.none(), st.integers(-5, 15))),
+                              min_size=1, max_size=6), min_size=1, max_size=5))
+def test_obsolete_rules_per_key(keys: list[list[tuple[int, Any, Any]]]) -> None:
+    """Several keys' anchors at once: each key's first violation, as the key alone
+    gives it, and no rule reaching from one key's anchors into the next key's."""
+    keys = [sorted(anchors, key=lambda a: a[0]) for anchors in keys]
+    flat = [a for anchors in keys for a in anchors]
+    owners = np.repeat(np.arange(len(keys)), [len(a) for a in keys]).astype(np.int64)
+    found = dk.obsolete_violations(
+        np.array([a[1] or 0 for a in flat], dtype=np.int64),
+        np.array([a[1] is not None for a in flat], dtype=bool),
+        np.array([a[2] or 0 for a in flat], dtype=np.int64),
+        np.array([a[2] is not None for a in flat], dtype=bool), owners)
+    got = {int(owners[v.index]): (v.rule, flat[v.index][0]) for v in found}
+    assert len(got) == len(found)
+    want = {k: v for k, anchors in enumerate(keys)
+            if (v := _kernel_violation(anchors)) is not None}
+    assert got == want
+
+
+@settings(max_examples=300)
+@given(keys=st.lists(st.lists(st.integers(-20, 20), min_size=0, max_size=8), min_size=1,
+                     max_size=5),
+       windows=st.lists(st.tuples(st.integers(0, 4), st.integers(-25, 25), st.integers(0, 12),
+                                  st.booleans(), st.booleans()), max_size=10),
+       closed=st.sampled_from(["both", "left", "right", "neither"]))
+def test_window_frames_per_key(keys: list[list[int]],
+                               windows: list[tuple[int, int, int, bool, bool]],
+                               closed: str) -> None:
+    """Windows of several keys at once find their own key's events only."""
+    times = np.array([t for events in keys for t in sorted(events)], dtype=np.int64)
+    runs = np.cumsum([0, *map(len, keys)]).astype(np.int64)
+    owners = np.array([w[0] % len(keys) for w in windows], dtype=np.int64)
+    starts = np.array([w[1] for w in windows], dtype=np.int64)
+    ends = starts + np.array([w[2] for w in windows], dtype=np.int64)
+    start_known = np.array([w[3] for w in windows], dtype=bool)
+    end_known = np.array([w[4] for w in windows], dtype=bool)
+    lo, hi = dk.window_frames(times, starts, start_known, ends, end_known, closed, runs,
+                              owners)
+    for i, key in enumerate(owners.tolist()):
+        begin, stop = int(runs[key]), int(runs[key + 1])
+        one_lo, one_hi = dk.window_frames(times[begin:stop], starts[i:i + 1],
+                                          start_known[i:i + 1], ends[i:i + 1],
+                                          end_known[i:i + 1], closed)
+        assert (lo[i] - begin, hi[i] - begin) == (one_lo[0], one_hi[0])
+
+
+@pytest.mark.parametrize("span", [50, 40_000])
+def test_clock_windows_of_keys_together_equal_keys_alone(span: int) -> None:
+    """Clock anchors for several keys at once: all keys' ticks in one batch when they
+    are few (span 50), key by key in pieces of CHUNK ticks when there are many."""
+    rng = np.random.default_rng(span)
+    sizes = rng.integers(1, 6, 30)
+    keys = np.repeat(np.arange(30), sizes)
+    times = np.concatenate([np.sort(rng.integers(-span, span, s)) for s in sizes])
+    table = pa.table({"k": keys, TIME: times, "v": rng.normal(size=len(keys))})
+    schema = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
+                        ("window_end", pa.int64()), ("time", pa.int64()),
+                        ("count", pa.int64()), ("sum_v", pa.float64())])
+    kernel = DynamicKernel(
+        keys=("k",), time_kind="integer", time_scale=0, closed="both",
+        start=BoundJob("offset", -7, START), end=BoundJob("none", 0, END),
+        obsolete=BoundJob("none", 0, OBSOLETE), clock=ClockTicks(3, 1, None, None),
+        check=False, schema=schema,
+        aggregates=(AggregateJob("count", None, "none", pa.int64(), None),
+                    AggregateJob("sum", "v", "float", pa.float64(), None)))
+    together = pa.Table.from_batches(list(kernel(iter(table.to_batches(1_000)))))
+    alone = pa.Table.from_batches(
+        [b for g in key_runs(iter(table.to_batches(1_000)), ("k",))
+         for b in kernel.run_group(g)])
+    order = [("k", "ascending"), ("time", "ascending")]
+    assert together.num_rows == alone.num_rows > 0
+    assert together.sort_by(order).equals(alone.sort_by(order))

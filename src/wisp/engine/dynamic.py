@@ -28,9 +28,10 @@ from pyspark.sql import types as T
 from ..events import Events
 from ..kernels import dynamic as dk
 from ..kernels.frames import shifted
+from ..kernels.runs import offsets, one_run, run_index
 from ..plan.dynamic import Bound, ClockTicks, DynamicDetails
 from ..plan.nodes import Plan
-from .arrow import AggregateJob, aggregate, arrow_type, key_runs
+from .arrow import AggregateJob, aggregate, arrow_type, whole_runs
 from .arrow_codec import DAY, from_ticks, ticks_or_zero, to_ticks, validity
 from .columns import col, fail_where, guarded, is_missing_time, null_time_message, output_time_type
 from .layout import aggregate_jobs, by_key, output_fields
@@ -39,6 +40,7 @@ KIND, TIME, START, END, OBSOLETE = ("__wisp_kind", "__wisp_time", "__wisp_start"
                                     "__wisp_end", "__wisp_obsolete")
 VIOLATION = "__wisp_violation"
 CHUNK = 65_536  # anchors per output batch
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -68,56 +70,86 @@ class DynamicKernel:
     schema: pa.Schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for group in key_runs(batches, self.keys):
-            yield from self.run_group(group)
+        for table, starts in whole_runs(batches, self.keys):
+            yield from self.run_group(table, starts)
 
-    def run_group(self, group: pa.Table) -> Iterator[pa.RecordBatch]:
+    def run_group(self, group: pa.Table, starts: IntArray | None = None
+                  ) -> Iterator[pa.RecordBatch]:
+        """The windows of the key runs in `group` (`starts`: where each begins, then the
+        length; one run by default), each anchor searching its own key's events."""
+        runs = one_run(group.num_rows) if starts is None else starts
+        run_of = run_index(runs)
         if self.clock is None:
             is_event = np.asarray(group.column(KIND).to_numpy(zero_copy_only=False)) == 1
             events = group.filter(pa.array(is_event))
             anchors: pa.Table | None = group.filter(pa.array(~is_event))
+            event_runs = run_of[is_event]
+            anchor_runs = run_of[~is_event]
         else:
-            events, anchors = group, None
+            events, anchors, event_runs = group, None, run_of
         ticks = to_ticks(events.column(TIME).combine_chunks(), self.time_kind)
-        first_row = group.slice(0, 1)
+        # where each run's events begin among the events, then their number
+        bounds = np.searchsorted(event_runs, np.arange(len(runs)), side="left").astype(
+            np.int64)
         if anchors is None:
             assert self.clock is not None
-            yield from self.clock_windows(first_row, events, ticks, self.clock)
+            yield from self.clock_windows(group, runs, events, ticks, bounds, self.clock)
             return
         m = anchors.num_rows
         if m == 0:
             return
         anchor_ticks = to_ticks(anchors.column(TIME).combine_chunks(), self.time_kind)
-        starts, start_known = self.bound(self.start, anchors, anchor_ticks)
+        starts_, start_known = self.bound(self.start, anchors, anchor_ticks)
         ends, end_known = self.bound(self.end, anchors, anchor_ticks)
         messages: list[str | None] = [None] * m
         if self.check:
             obsolete, obsolete_known = self.bound(self.obsolete, anchors, anchor_ticks)
-            found = dk.obsolete_violation(starts, start_known, obsolete, obsolete_known)
-            if found is not None:
-                messages[found.index] = self.message(found, anchor_ticks[found.index],
-                                                     first_row)
+            for found in dk.obsolete_violations(starts_, start_known, obsolete,
+                                                obsolete_known, anchor_runs):
+                run = int(anchor_runs[found.index])
+                messages[found.index] = self.message(
+                    found, anchor_ticks[found.index], group.slice(int(runs[run]), 1))
         for begin in range(0, m, CHUNK):
-            stop = min(m, begin + CHUNK)
-            part = slice(begin, stop)
-            yield self.windows(first_row, events, ticks, anchor_ticks[part], starts[part],
-                               start_known[part], ends[part], end_known[part],
-                               messages[part])
+            part = slice(begin, min(m, begin + CHUNK))
+            yield self.windows(group, runs, events, ticks, bounds, anchor_runs[part],
+                               anchor_ticks[part], starts_[part], start_known[part],
+                               ends[part], end_known[part], messages[part])
 
-    def clock_windows(self, first_row: pa.Table, events: pa.Table, ticks: npt.NDArray[Any],
-                      clock: ClockTicks) -> Iterator[pa.RecordBatch]:
-        first = ticks[0] if clock.start is None else clock.start
-        last = ticks[-1] if clock.end is None else clock.end
+    def clock_windows(self, group: pa.Table, runs: IntArray, events: pa.Table,
+                      ticks: npt.NDArray[Any], bounds: IntArray, clock: ClockTicks
+                      ) -> Iterator[pa.RecordBatch]:
+        """Each run's clock ticks as anchors: all runs' at once up to `CHUNK` ticks,
+        else run by run in pieces of `CHUNK` ticks."""
+        count = len(runs) - 1
+        first = ticks[bounds[:-1]] if clock.start is None else np.full(count, clock.start)
+        last = ticks[bounds[1:] - 1] if clock.end is None else np.full(count, clock.end)
         align = clock.align if clock.align is not None else (
             0.0 if self.time_kind == "float" else 0)
-        total = dk.clock_count(first, last, clock.every, align)
-        for skip in range(0, total, CHUNK):
-            anchor_ticks = dk.clock_ticks(first, last, clock.every, align, skip=skip,
-                                          limit=CHUNK)
-            starts, start_known = self.bound(self.start, None, anchor_ticks)
-            ends, end_known = self.bound(self.end, None, anchor_ticks)
-            yield self.windows(first_row, events, ticks, anchor_ticks, starts, start_known,
-                               ends, end_known, [None] * len(anchor_ticks))
+        k0, counts = dk.clock_ranges(first, last, clock.every, align)
+        float_time = ticks.dtype.kind == "f"
+        if int(counts.sum()) <= CHUNK:
+            anchor_runs = np.repeat(np.arange(count, dtype=np.int64), counts)
+            steps = np.repeat(k0, counts) + offsets(counts)
+            yield from self.clock_batch(group, runs, events, ticks, bounds, anchor_runs,
+                                        dk.tick_values(steps, clock.every, align, float_time))
+            return
+        for run in range(count):
+            for skip in range(0, int(counts[run]), CHUNK):
+                stop = min(int(counts[run]), skip + CHUNK)
+                steps = np.arange(int(k0[run]) + skip, int(k0[run]) + stop, dtype=np.int64)
+                yield from self.clock_batch(
+                    group, runs, events, ticks, bounds, np.full(stop - skip, run),
+                    dk.tick_values(steps, clock.every, align, float_time))
+
+    def clock_batch(self, group: pa.Table, runs: IntArray, events: pa.Table,
+                    ticks: npt.NDArray[Any], bounds: IntArray, anchor_runs: IntArray,
+                    anchor_ticks: npt.NDArray[Any]) -> Iterator[pa.RecordBatch]:
+        if not len(anchor_ticks):
+            return
+        starts, start_known = self.bound(self.start, None, anchor_ticks)
+        ends, end_known = self.bound(self.end, None, anchor_ticks)
+        yield self.windows(group, runs, events, ticks, bounds, anchor_runs, anchor_ticks,
+                           starts, start_known, ends, end_known, [None] * len(anchor_ticks))
 
     def bound(self, job: BoundJob, anchors: pa.Table | None,
               anchor_ticks: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]]:
@@ -130,15 +162,17 @@ class DynamicKernel:
         column = anchors.column(job.column).combine_chunks()
         return ticks_or_zero(column, self.time_kind), validity(column)
 
-    def windows(self, first_row: pa.Table, events: pa.Table, ticks: npt.NDArray[Any],
+    def windows(self, group: pa.Table, runs: IntArray, events: pa.Table,
+                ticks: npt.NDArray[Any], bounds: IntArray, anchor_runs: IntArray,
                 anchor_ticks: npt.NDArray[Any], starts: npt.NDArray[Any],
                 start_known: npt.NDArray[np.bool_], ends: npt.NDArray[Any],
                 end_known: npt.NDArray[np.bool_], messages: list[str | None]
                 ) -> pa.RecordBatch:
         m = len(anchor_ticks)
-        lo, hi = dk.window_frames(ticks, starts, start_known, ends, end_known, self.closed)
-        repeat = pa.array(np.zeros(m, dtype=np.int64))
-        columns: list[pa.Array] = [first_row.column(k).combine_chunks().take(repeat)
+        lo, hi = dk.window_frames(ticks, starts, start_known, ends, end_known, self.closed,
+                                  bounds, anchor_runs)
+        key_rows = pa.array(runs[anchor_runs])
+        columns: list[pa.Array] = [group.column(k).take(key_rows).combine_chunks()
                                    for k in self.keys]
         columns.append(from_ticks(starts, start_known, self.time_kind, self.time_scale))
         columns.append(from_ticks(ends, end_known, self.time_kind, self.time_scale))

@@ -8,61 +8,78 @@ need not move monotonically: O((n + m) log n) for n events and m anchors. An unk
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from .runs import one_run, run_search, running_max
+
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 
 def window_frames(times: npt.NDArray[Any], starts: npt.NDArray[Any], start_known: BoolArray,
-                  ends: npt.NDArray[Any], end_known: BoolArray,
-                  closed: str) -> tuple[IntArray, IntArray]:
+                  ends: npt.NDArray[Any], end_known: BoolArray, closed: str,
+                  runs: IntArray | None = None, anchor_runs: IntArray | None = None
+                  ) -> tuple[IntArray, IntArray]:
     """`[lo, hi)` index ranges of sorted `times` inside each window `[start, end]`;
     `closed` is "both", "left", "right" or "neither". A window with start after end is
-    empty (`lo == hi`)."""
+    empty (`lo == hi`). Several keys at once: `runs` (as in `kernels.runs`) where each
+    key's times begin, `anchor_runs` the key of each window, searched in its key's
+    times only."""
     left: Literal["left", "right"] = "left" if closed in ("both", "left") else "right"
     right: Literal["left", "right"] = "right" if closed in ("both", "right") else "left"
-    lo = np.where(start_known, np.searchsorted(times, starts, side=left), 0)
-    hi = np.where(end_known, np.searchsorted(times, ends, side=right), len(times))
+    runs = one_run(len(times)) if runs is None else runs
+    owners = np.zeros(len(starts), dtype=np.int64) if anchor_runs is None else anchor_runs
+    lo = np.where(start_known, run_search(times, runs, starts, owners, left), runs[owners])
+    hi = np.where(end_known, run_search(times, runs, ends, owners, right), runs[owners + 1])
     lo = lo.astype(np.int64)
     return lo, np.maximum(hi.astype(np.int64), lo)
 
 
-def _clock_range(first: int | float, last: int | float, every: int | float,
-                 align: int | float) -> tuple[int, int]:
-    """`(k0, count)`: the ticks in `[first, last]` are `align + (k0 + i)*every`."""
-    if any(isinstance(v, float) for v in (first, last, every, align)):
-        k0 = math.ceil((first - align) / every)
-        k1 = math.floor((last - align) / every)
-    else:
-        a, e = int(align), int(every)
-        k0 = -((a - int(first)) // e)  # ceil((first - align) / every), floor-mod safe
-        k1 = (int(last) - a) // e
-    return k0, max(0, k1 - k0 + 1)
+def clock_ranges(first: npt.NDArray[Any], last: npt.NDArray[Any], every: int | float,
+                 align: int | float) -> tuple[npt.NDArray[Any], IntArray]:
+    """Per span `[first[i], last[i]]`: `(k0, count)`, its ticks are
+    `align + (k0 + j)*every`, `j < count`. Exact integer arithmetic for integer ticks
+    (floor-mod: correct before 1970), float64 for float time."""
+    if any(isinstance(v, float) for v in (every, align)) or first.dtype.kind == "f":
+        k0 = np.ceil((first.astype(np.float64) - align) / every)
+        k1 = np.floor((last.astype(np.float64) - align) / every)
+        return k0.astype(np.int64), np.maximum(0, k1 - k0 + 1).astype(np.int64)
+    a, e = int(align), int(every)
+    k0_big = -((a - first.astype(object)) // e)  # ceil((first - align) / every)
+    k1_big = (last.astype(object) - a) // e
+    counts = np.maximum(0, k1_big - k0_big + 1).astype(np.int64)
+    return k0_big.astype(np.int64), counts
 
 
 def clock_count(first: int | float, last: int | float, every: int | float,
                 align: int | float) -> int:
     """How many ticks `align + k*every` lie in `[first, last]` (both inclusive)."""
-    return _clock_range(first, last, every, align)[1]
+    _, counts = clock_ranges(np.array([first]), np.array([last]), every, align)
+    return int(counts[0])
 
 
 def clock_ticks(first: int | float, last: int | float, every: int | float,
                 align: int | float, skip: int = 0, limit: int | None = None
                 ) -> npt.NDArray[Any]:
     """The ticks `align + k*every` in `[first, last]` (both inclusive), in order, from the
-    `skip`-th on and at most `limit` of them; exact integer arithmetic for integer ticks
-    (floor-mod: correct before 1970), float64 for float time."""
-    k0, count = _clock_range(first, last, every, align)
+    `skip`-th on and at most `limit` of them."""
+    k0s, counts = clock_ranges(np.array([first]), np.array([last]), every, align)
+    k0, count = int(k0s[0]), int(counts[0])
     stop = count if limit is None else min(count, skip + limit)
     steps = np.arange(k0 + skip, k0 + max(stop, skip), dtype=np.int64)
-    if any(isinstance(v, float) for v in (first, last, every, align)):
-        return float(align) + steps.astype(np.float64) * float(every)
+    return tick_values(steps, every, align, np.array([first]).dtype.kind == "f")
+
+
+def tick_values(steps: IntArray, every: int | float, align: int | float,
+                float_time: bool) -> npt.NDArray[Any]:
+    """`align + k*every` for each step `k`."""
+    if float_time or any(isinstance(v, float) for v in (every, align)):
+        result: npt.NDArray[Any] = float(align) + steps.astype(np.float64) * float(every)
+        return result
     return int(align) + steps * int(every)
 
 
@@ -81,26 +98,33 @@ class Violation:
     found_known: bool
 
 
-def obsolete_violation(starts: npt.NDArray[Any], start_known: BoolArray,
-                       obsolete: npt.NDArray[Any], obsolete_known: BoolArray
-                       ) -> Violation | None:
-    """Check the anchors of one key, in anchor order: obsolete times must not decrease
-    from one anchor to the next, and no window may start before an earlier anchor's
-    obsolete. Unknown (null) obsolete and start are the start of time."""
+def obsolete_violations(starts: npt.NDArray[Any], start_known: BoolArray,
+                        obsolete: npt.NDArray[Any], obsolete_known: BoolArray,
+                        anchor_runs: IntArray | None = None) -> list[Violation]:
+    """Check each key's anchors (`anchor_runs`: the key of each; one key by default), in
+    anchor order: obsolete times must not decrease from one anchor to the next, and no
+    window may start before an earlier anchor's obsolete. Unknown (null) obsolete and
+    start are the start of time. Returns each key's first violation."""
     m = len(obsolete)
     if m < 2:
-        return None
+        return []
+    owners = np.zeros(m, dtype=np.int64) if anchor_runs is None else anchor_runs
     floor = -np.inf if obsolete.dtype.kind == "f" else np.iinfo(np.int64).min
     obs = np.where(obsolete_known, obsolete, floor)
     begin = np.where(start_known, starts, floor)
-    before = np.maximum.accumulate(obs)[:-1]  # the largest obsolete of earlier anchors
-    decrease = obs[1:] < obs[:-1]
-    early = begin[1:] < before
-    bad = decrease | early
-    if not bad.any():
-        return None
-    i = int(np.argmax(bad))
-    if decrease[i]:
-        return Violation(i + 1, "decrease", obsolete[i], obsolete[i + 1],
-                         bool(obsolete_known[i + 1]))
-    return Violation(i + 1, "start", before[i], starts[i + 1], bool(start_known[i + 1]))
+    bounds = np.searchsorted(owners, np.arange(int(owners[-1]) + 2), side="left")
+    before = running_max(obs, bounds.astype(np.int64))[:-1]  # the largest of earlier anchors
+    same = owners[1:] == owners[:-1]
+    decrease = same & (obs[1:] < obs[:-1])
+    early = same & (begin[1:] < before)
+    bad = np.nonzero(decrease | early)[0]
+    firsts = bad[np.unique(owners[bad + 1], return_index=True)[1]]
+    found = []
+    for i in firsts.tolist():
+        if decrease[i]:
+            found.append(Violation(i + 1, "decrease", obsolete[i], obsolete[i + 1],
+                                   bool(obsolete_known[i + 1])))
+        else:
+            found.append(Violation(i + 1, "start", before[i], starts[i + 1],
+                                   bool(start_known[i + 1])))
+    return found

@@ -31,6 +31,13 @@ def policies(kind: str, size: int, d: float | int, shift: int,
     return ws.Delta("a", d), k.Policy("delta", attr=0, d=d)
 
 
+def tumbling_policy(kind: str, size: int, d: int, shift: int) -> tuple[Any, k.Policy]:
+    """`policies`, and the punctuation policy on column "p"."""
+    if kind == "punctuation":
+        return ws.Punctuation("p"), k.Policy("punctuation")
+    return policies(kind, size, d, shift)
+
+
 def decode(windows: k.Windows) -> list[tuple[Any, list[int]]]:
     if isinstance(windows, k.Frames):
         return [(t, list(range(lo, hi))) for t, lo, hi in
@@ -90,11 +97,7 @@ def test_tumbling_matches_simulation(rows: list[tuple[int, int]], kind: str, siz
     times = [t for t, _ in rows]
     attrs = [a for _, a in rows]
     marks = flags[:len(rows)]
-    if kind == "punctuation":
-        spec: Any = ws.Punctuation("p")
-        policy = k.Policy("punctuation")
-    else:
-        spec, policy = policies(kind, size, d, shift)
+    spec, policy = tumbling_policy(kind, size, d, shift)
     got = k.tumbling(np.array(times, dtype=np.int64), [np.array(attrs, dtype=np.int64)],
                      np.array(marks, dtype=bool), policy, partial)
     assert decode(got) == expected(times, attrs, ws.Tumbling(spec, partial=partial), marks)
@@ -179,11 +182,7 @@ def test_tumbling_restarts_at_every_run(groups: list[list[tuple[int, int]]], kin
                                         flags: list[bool]) -> None:
     times, attrs, runs = concatenated(groups)
     marks = flags[:len(times)]
-    if kind == "punctuation":
-        spec: Any = ws.Punctuation("p")
-        policy = k.Policy("punctuation")
-    else:
-        spec, policy = policies(kind, size, d, shift)
+    spec, policy = tumbling_policy(kind, size, d, shift)
     got = k.tumbling(np.array(times, dtype=np.int64), [np.array(attrs, dtype=np.int64)],
                      np.array(marks, dtype=bool), policy, partial,
                      np.array(runs, dtype=np.int64))

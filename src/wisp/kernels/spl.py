@@ -314,7 +314,8 @@ def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
     after = np.searchsorted(ev_order, 2 * positions, side="right").astype(np.int64)
     ev_runs = np.searchsorted(ev_order, 2 * runs, side="left").astype(np.int64)
     stop = ev_runs[1:][run_index(runs)]
-    if times.dtype.kind != "f":  # clock - time > t exactly when clock > time + t
+    if times.dtype.kind != "f" and isinstance(t, int | np.integer):
+        # integers: clock - time > t exactly when clock > time + t
         limit = np.iinfo(np.int64).max
         reach = np.where(times > limit - int(t), limit, times + np.int64(t))
         first = np.maximum(run_search(ev_clock, ev_runs, reach, run_index(runs), "right"),

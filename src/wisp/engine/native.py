@@ -80,10 +80,13 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
     time_type = output_time_type(events.time)
     before = F.lag(time, -frame.first).over(spec) if frame.first < 0 else time
     after = F.lead(time, frame.last).over(spec) if frame.last > 0 else time
-    # the key's first time: a running frame (O(1) a row), cheaper than a whole one
+    # a clipped frame (partial only; complete frames never are) ends at the key's first
+    # time: a running frame (O(1) a row), cheaper than a whole one; or at its last
     running = spec.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    start = F.coalesce(before, F.first(time).over(running)) if frame.first < 0 else before
-    end = F.coalesce(after, F.max(time).over(whole)) if frame.last > 0 else after
+    clip_start = frame.partial and frame.first < 0
+    clip_end = frame.partial and frame.last > 0
+    start = F.coalesce(before, F.first(time).over(running)) if clip_start else before
+    end = F.coalesce(after, F.max(time).over(whole)) if clip_end else after
     out = df.select(
         *[col(k) for k in events.key],
         start.cast(time_type).alias("window_start"),

@@ -115,11 +115,15 @@ def extreme_monoid(kind: str, dtype: np.dtype[np.generic]) -> Monoid:
 
 OVERLAP_CELLS = 1 << 23
 """The most table entries (levels times positions) `overlap_query` builds."""
+OVERLAP_WIDEST = 4095
+"""The widest frames `overlap_query` serves: measured on 16,384 frames, two blocks took
+0.32 ms against 0.57 ms for the blocked grids at width 10, 0.49 against 0.74 at 1,000,
+and 0.59 against 0.57 at 10,000, where the grids' few passes catch up."""
 
 
-def overlap_cells(n: int, widest: int) -> int:
-    """The table entries `overlap_query` builds for frames up to `widest` over `n` values."""
-    return max(1, int(widest).bit_length()) * max(n, 1)
+def overlap_fits(n: int, widest: int) -> bool:
+    """Whether frames up to `widest` over `n` values go to `overlap_query`."""
+    return widest <= OVERLAP_WIDEST and max(1, widest.bit_length()) * n <= OVERLAP_CELLS
 
 
 def overlap_query(values: npt.NDArray[Any], lo: npt.NDArray[np.int64],

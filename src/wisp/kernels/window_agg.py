@@ -22,11 +22,10 @@ import numpy.typing as npt
 
 from .blocked import blocked_query
 from .sparse import (
-    OVERLAP_CELLS,
     extreme_monoid,
     extreme_ufunc,
     moments_monoid,
-    overlap_cells,
+    overlap_fits,
     overlap_query,
     sum_monoid,
 )
@@ -123,14 +122,14 @@ def frame_mean(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
 def frame_extreme(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
                   hi: IntArray) -> Values:
     """`min` or `max` of numeric values; NaN is the greatest value, as in Spark. Two
-    overlapping blocks per frame where their table fits (`sparse.OVERLAP_CELLS`), the
-    blocked grids otherwise."""
+    overlapping blocks per frame for frames up to a few thousand wide whose table fits
+    (`sparse.overlap_fits`), the blocked grids otherwise."""
     counts = valid_counts(valid, lo, hi)
     data = values.astype(np.float64 if values.dtype.kind == "f" else np.int64)
     ufunc, ident = extreme_ufunc(kind, data.dtype)
     leaves = np.where(valid, data, ident)
     widest = int((hi - lo).max()) if len(lo) else 0
-    if overlap_cells(len(data), widest) <= OVERLAP_CELLS:
+    if overlap_fits(len(data), widest):
         result = overlap_query(leaves, lo, hi, ufunc, ident)
     else:
         (result,) = blocked_query((leaves,), lo, hi, extreme_monoid(kind, data.dtype))

@@ -16,6 +16,8 @@ import wisp as ws
 from wisp.engine.arrow import AggregateJob
 from wisp.engine.fenl import HIDDEN_NEWEST, TickKernel
 from wisp.kernels import fenl as kf
+from wisp.spec import calendar
+from wisp.spec.windows import daily
 
 flags_lists = st.lists(st.booleans(), max_size=40)
 
@@ -199,3 +201,19 @@ def test_keys_in_one_group_get_their_own_periods() -> None:
 
 def ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r["k"], r["time"], r["window_start"], r["sum_v"]))
+
+
+def test_tick_table_reaches_the_last_covered_day() -> None:
+    """Times late in 9998 whose ticks lie in the covered years are served (the ~407-day
+    chunk they fall in reaches past the years covered); a time past them fails, naming
+    that time."""
+    day = 86_400_000_000
+    last_day = calendar.CALENDAR_MAX_US  # 9998-12-31 00:00 UTC
+    ticks, first, last = kf.tick_table(daily(), last_day - day - day // 2, last_day - day // 2, 1)
+    assert ticks[first:last + 1].tolist() == [last_day - day, last_day]
+    assert ticks[first - 1] == last_day - 2 * day
+    with pytest.raises(ValueError, match=f"found an instant {last_day + 1} µs from the epoch"):
+        kf.tick_table(daily(), last_day - day, last_day + 1, 1)
+    first_day = calendar.CALENDAR_MIN_US  # 0002-01-01 00:00 UTC
+    ticks, first, _ = kf.tick_table(daily(), first_day + day // 2, first_day + day, 1)
+    assert ticks[first - 1:first + 1].tolist() == [first_day, first_day + day]

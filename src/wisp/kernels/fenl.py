@@ -123,6 +123,8 @@ def tick_table(tick: CalendarTick, first_time: int, last_time: int, back: int
     """The ticks a key needs: `back` ticks before the tick closing `first_time`'s period,
     then every tick up to the one closing `last_time`'s period. Returns `(ticks, first,
     last)`: the positions of those two closing ticks."""
+    calendar.check_range(first_time)
+    calendar.check_range(last_time)
     first_tick = calendar.closing_tick(tick, first_time)
     last_tick = calendar.closing_tick(tick, last_time)
     earlier = [first_tick]

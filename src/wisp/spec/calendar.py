@@ -180,7 +180,8 @@ def _boundaries(tick: CalendarTick, start: _dt.datetime, stop: _dt.datetime
             day = _dt.date(day.year + 1, 1, 1)
 
 
-def _check_range(us: int) -> None:
+def check_range(us: int) -> None:
+    """Fail on an instant outside the years the calendar covers."""
     if not _MIN_US <= us <= _MAX_US:
         raise ValueError(f"wisp: calendar ticks cover the years 0002..9998; found an instant "
                          f"{us} µs from the epoch outside them")
@@ -188,10 +189,13 @@ def _check_range(us: int) -> None:
 
 @functools.lru_cache(maxsize=4096)
 def chunk_ticks(tick: CalendarTick, chunk: int) -> tuple[int, ...]:
-    """The ticks in `[chunk * CHUNK, (chunk + 1) * CHUNK)`, ascending, without repeats."""
+    """The ticks in `[chunk * CHUNK, (chunk + 1) * CHUNK)` that lie in the calendar's
+    years, ascending, without repeats. A chunk wholly outside them fails: a search for
+    the tick before or after an instant reaches it only when that tick is outside."""
     lo, hi = chunk * CHUNK, (chunk + 1) * CHUNK
-    _check_range(lo)
-    _check_range(hi)
+    if hi <= _MIN_US or lo > _MAX_US:
+        check_range(lo if lo > _MAX_US else hi - 1)
+    lo, hi = max(lo, _MIN_US), min(hi, _MAX_US + 1)
     start = to_local(lo, tick.tz) - _MARGIN
     stop = to_local(hi, tick.tz) + _MARGIN
     repeats = tick.unit in ("hourly", "cron")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from wisp.engine.arrow import AggregateJob, key_runs
-from wisp.engine.streaminsight import IntervalKernel
+from wisp.engine.streaminsight import HORIZON_END, HORIZON_START, IntervalKernel
 from wisp.plan.streaminsight import IntervalWindow
 
 SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
@@ -59,8 +60,8 @@ def test_keys_far_apart_run_one_at_a_time() -> None:
                       "v": np.arange(5, dtype=np.float64)})
     kernel = IntervalKernel(("k",), "t", None, "integer", 0,
                             IntervalWindow("hopping", 10, 5, 0), JOBS, SCHEMA)
-    assert kernel.slot_offsets(np.asarray(table.column("t")),
-                               np.array([0, 2, 3, 5], dtype=np.int64)) is None
+    times = np.asarray(table.column("t"))
+    assert kernel.slot_offsets(times, times + 1, np.array([0, 2, 3, 5], dtype=np.int64)) is None
     together = pa.Table.from_batches(list(kernel(iter(table.to_batches()))))
     alone = pa.Table.from_batches(
         [kernel.run_group(g) for g in key_runs(iter(table.to_batches()), ("k",))])
@@ -69,19 +70,28 @@ def test_keys_far_apart_run_one_at_a_time() -> None:
     assert together.sort_by(order).equals(alone.sort_by(order))
 
 
-@pytest.mark.parametrize("window", [IntervalWindow("snapshot"), IntervalWindow("count", n=3)])
-@pytest.mark.parametrize("intervals", [False, True])
-def test_snapshot_and_count_keys_together_equal_keys_alone(window: IntervalWindow,
-                                                           intervals: bool) -> None:
-    """Snapshot and count windows restart per run without moving any time: keys whose
-    events overlap in time, interval events (some open-ended) or point events."""
-    table = events(2000, 7)
-    if intervals:
+@pytest.mark.parametrize("window", [IntervalWindow("snapshot"), IntervalWindow("count", n=3),
+                                    IntervalWindow("hopping", 100, 30, -7)])
+@pytest.mark.parametrize("open_share", [None, 0.0, 0.002])
+def test_interval_events_keys_together_equal_keys_alone(window: IntervalWindow,
+                                                        open_share: float | None) -> None:
+    """Snapshot and count windows restart per run without moving any time; hopping
+    windows over interval events move each run into a slot past its last end, or run
+    one key at a time when the group holds an open-ended event. Keys whose events
+    overlap in time; point events (`open_share` None) or interval events."""
+    table = events(600, 7)
+    intervals = open_share is not None
+    if open_share is not None:
         rng = np.random.default_rng(8)
         lengths = rng.integers(0, 50, table.num_rows)
         ends = pa.array(table.column("t").to_numpy() + lengths,
-                        mask=rng.random(table.num_rows) < 0.05)
+                        mask=rng.random(table.num_rows) < open_share)
         table = table.append_column("e", ends)
+        # the newest start and end of the whole input, as the plan hands them over
+        newest = [pc.max(table.column("t")).as_py()] * table.num_rows
+        table = table.append_column(HORIZON_START, pa.array(newest, pa.int64()))
+        table = table.append_column(HORIZON_END, pa.array(
+            [pc.max(table.column("e")).as_py()] * table.num_rows, pa.int64()))
     kernel = IntervalKernel(("k",), "t", "e" if intervals else None, "integer", 0, window,
                             JOBS, SCHEMA)
     assert kernel.keys_together

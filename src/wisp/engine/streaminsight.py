@@ -160,9 +160,12 @@ class IntervalKernel(PerKeyKernel):
         return newest
 
     def windows(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray,
-                runs: iv.IntArray | None = None) -> tuple[iv.Groups, iv.Rows, iv.IntArray]:
+                runs: iv.IntArray | None = None, slots: bool = False
+                ) -> tuple[iv.Groups, iv.Rows, iv.IntArray]:
         """The groups and rows of the key runs in `group` (one run unless `runs` says
-        where each begins: snapshot and count windows), and the run of each row."""
+        where each begins: snapshot and count windows), and the run of each row. With
+        `slots` (hopping runs moved into slots of their own, no open-ended event) no
+        horizon applies: every window beginning at or after it would be empty."""
         w = self.window
         gather = any(needs_members(job, self.window.kind) for job in self.aggregates)
         if w.kind == "snapshot":
@@ -172,7 +175,8 @@ class IntervalKernel(PerKeyKernel):
         time_weighted = any(job.fn == "time_weighted_mean" or job.lifetimes
                             for job in self.aggregates)
         groups, rows = iv.hopping(
-            start, end, w.size, w.hop, w.align, output=w.output, horizon=self.horizon(group),
+            start, end, w.size, w.hop, w.align, output=w.output,
+            horizon=int(iv.END_OF_TIME) if slots else self.horizon(group),
             split_partial=time_weighted, gather=gather,
             per_window=any(job.lifetimes for job in self.aggregates))
         return groups, rows, np.zeros(len(rows.group), dtype=np.int64)
@@ -180,13 +184,12 @@ class IntervalKernel(PerKeyKernel):
     @property
     def keys_together(self) -> bool:
         """Whether several short key runs can run as one: snapshot and count windows
-        (each run gets its own points), and hopping windows over point events written
-        per window, with aggregates that never see times (each run moved into a time
-        slot of its own)."""
+        (each run gets its own points), and hopping windows written per window, with
+        aggregates that never see times (each run moved into a time slot of its own,
+        when no event of the group is open-ended)."""
         if self.window.kind in ("snapshot", "count"):
             return True
-        return (self.window.kind == "hopping" and self.end is None
-                and self.window.output == "windows"
+        return (self.window.kind == "hopping" and self.window.output == "windows"
                 and not any(job.fn in ("udaf", "time_weighted_mean") or job.lifetimes
                             for job in self.aggregates))
 
@@ -205,10 +208,13 @@ class IntervalKernel(PerKeyKernel):
     def run_runs(self, table: pa.Table, runs: iv.IntArray) -> Iterator[pa.RecordBatch]:
         """Several whole key runs (`runs`: where each begins, then the length) as one:
         each run is moved along the time axis by a whole number of hops, into a slot of
-        its own wider than its windows, so that no window holds two keys' events."""
-        start, _ = self.lifetimes(table)
-        offsets = self.slot_offsets(start, runs)
-        if offsets is None:  # slots would leave the tick range: one run at a time
+        its own wider than its windows and its events' lifetimes, so that no window
+        holds two keys' events."""
+        start, end = self.lifetimes(table)
+        offsets = None if (end == iv.END_OF_TIME).any() else self.slot_offsets(start, end,
+                                                                               runs)
+        if offsets is None:  # an open-ended event (no slot holds it), or slots that would
+            # leave the tick range: one run at a time
             for a, b in itertools.pairwise(runs.tolist()):
                 out = self.run_group(table.slice(a, b - a))
                 if out.num_rows:
@@ -218,14 +224,16 @@ class IntervalKernel(PerKeyKernel):
         if out.num_rows:
             yield out
 
-    def slot_offsets(self, start: iv.IntArray, runs: iv.IntArray) -> iv.IntArray | None:
+    def slot_offsets(self, start: iv.IntArray, end: iv.IntArray, runs: iv.IntArray
+                     ) -> iv.IntArray | None:
         """Per run, a shift (a multiple of the hop, so windows stay on their grid) that
-        puts its events in `[P + align, P + align + hop + span)`, where the slots `P`
-        follow each other `span + 2*size + 4*hop` apart (rounded up to hops); None when
-        the slots would leave 2^62 ticks."""
+        puts its lifetimes in `[P + align, P + align + hop + span)` (`span`: from the
+        run's first start to its last end), where the slots `P` follow each other
+        `span + 2*size + 4*hop` apart (rounded up to hops); None when the slots would
+        leave 2^62 ticks."""
         w = self.window
         heads = start[runs[:-1]]
-        tails = start[runs[1:] - 1]
+        tails = np.maximum.reduceat(end, runs[:-1]) - 1
         extent = (float(np.abs(heads).max()) + abs(w.align) + 4.0 * (w.size + w.hop)
                   + float((tails.astype(np.float64) - heads + 2.0 * w.size + 4.0 * w.hop)
                           .sum()))
@@ -248,7 +256,8 @@ class IntervalKernel(PerKeyKernel):
             shift = np.repeat(offsets, np.diff(runs))
             start, end = start + shift, end + shift
         groups, rows, row_runs = self.windows(group, start, end,
-                                              runs if offsets is None else None)
+                                              runs if offsets is None else None,
+                                              slots=offsets is not None)
         self.check_bounds(rows)
         m = len(rows.group)
         if m == 0:

@@ -71,13 +71,14 @@ def test_keys_far_apart_run_one_at_a_time() -> None:
 
 
 @pytest.mark.parametrize("window", [IntervalWindow("snapshot"), IntervalWindow("count", n=3),
-                                    IntervalWindow("hopping", 100, 30, -7)])
+                                    IntervalWindow("hopping", 100, 30, -7),
+                                    IntervalWindow("hopping", 100, 30, -7, output="changes")])
 @pytest.mark.parametrize("open_share", [None, 0.0, 0.002])
 def test_interval_events_keys_together_equal_keys_alone(window: IntervalWindow,
                                                         open_share: float | None) -> None:
     """Snapshot and count windows restart per run without moving any time; hopping
-    windows over interval events move each run into a slot past its last end, or run
-    one key at a time when the group holds an open-ended event. Keys whose events
+    windows (per window or as changes) move each run into a slot past its last end, or
+    run one key at a time when the group holds an open-ended event. Keys whose events
     overlap in time; point events (`open_share` None) or interval events."""
     table = events(600, 7)
     intervals = open_share is not None

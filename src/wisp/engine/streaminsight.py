@@ -184,12 +184,13 @@ class IntervalKernel(PerKeyKernel):
     @property
     def keys_together(self) -> bool:
         """Whether several short key runs can run as one: snapshot and count windows
-        (each run gets its own points), and hopping windows written per window, with
-        aggregates that never see times (each run moved into a time slot of its own,
-        when no event of the group is open-ended)."""
+        (each run gets its own points), and hopping windows with aggregates that never
+        see times (each run moved into a time slot of its own, when no event of the
+        group is open-ended; rows of two slots never touch, so changes never merge
+        across keys)."""
         if self.window.kind in ("snapshot", "count"):
             return True
-        return (self.window.kind == "hopping" and self.window.output == "windows"
+        return (self.window.kind == "hopping"
                 and not any(job.fn in ("udaf", "time_weighted_mean") or job.lifetimes
                             for job in self.aggregates))
 

@@ -107,3 +107,30 @@ def test_interval_events_keys_together_equal_keys_alone(window: IntervalWindow,
     assert mine.select(exact).equals(theirs.select(exact))
     np.testing.assert_allclose(mine.column("sum_v").to_numpy(),
                                theirs.column("sum_v").to_numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("output", ["windows", "changes"])
+def test_time_weighted_means_of_keys_together_equal_keys_alone(output: str) -> None:
+    """A time-weighted mean weighs each member by its lifetime clipped to the window:
+    lengths, which moving a run into its slot keeps."""
+    table = events(600, 11)
+    rng = np.random.default_rng(12)
+    table = table.append_column("e", pa.array(table.column("t").to_numpy()
+                                              + rng.integers(0, 80, table.num_rows)))
+    schema = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
+                        ("window_end", pa.int64()), ("time", pa.int64()),
+                        ("twm_v", pa.float64())])
+    jobs = (AggregateJob("time_weighted_mean", "v", "float", pa.float64(), None),)
+    kernel = IntervalKernel(("k",), "t", "e", "integer", 0,
+                            IntervalWindow("hopping", 50, 20, 3, output=output), jobs, schema)
+    assert kernel.keys_together
+    together = pa.Table.from_batches(list(kernel(iter(table.to_batches(5_000)))))
+    alone = pa.Table.from_batches(
+        [kernel.run_group(g) for g in key_runs(iter(table.to_batches(5_000)), ("k",))])
+    order = [("k", "ascending"), ("window_start", "ascending")]
+    mine, theirs = together.sort_by(order), alone.sort_by(order)
+    assert mine.num_rows == theirs.num_rows > 0
+    bounds = ["k", "window_start", "window_end", "time"]
+    assert mine.select(bounds).equals(theirs.select(bounds))
+    np.testing.assert_allclose(mine.column("twm_v").to_numpy(),
+                               theirs.column("twm_v").to_numpy(), rtol=1e-12, atol=1e-12)

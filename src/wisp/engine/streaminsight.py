@@ -185,14 +185,13 @@ class IntervalKernel(PerKeyKernel):
     def keys_together(self) -> bool:
         """Whether several short key runs can run as one: snapshot and count windows
         (each run gets its own points), and hopping windows with aggregates that never
-        see times (each run moved into a time slot of its own, when no event of the
-        group is open-ended; rows of two slots never touch, so changes never merge
-        across keys)."""
+        see absolute times (each run moved into a time slot of its own, when no event of
+        the group is open-ended; rows of two slots never touch, so changes never merge
+        across keys; a time-weighted mean sees only lengths, which the move keeps)."""
         if self.window.kind in ("snapshot", "count"):
             return True
         return (self.window.kind == "hopping"
-                and not any(job.fn in ("udaf", "time_weighted_mean") or job.lifetimes
-                            for job in self.aggregates))
+                and not any(job.fn == "udaf" or job.lifetimes for job in self.aggregates))
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if not self.keys_together:

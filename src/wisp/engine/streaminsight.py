@@ -209,20 +209,26 @@ class IntervalKernel(PerKeyKernel):
         """Several whole key runs (`runs`: where each begins, then the length) as one:
         each run is moved along the time axis by a whole number of hops, into a slot of
         its own wider than its windows and its events' lifetimes, so that no window
-        holds two keys' events."""
+        holds two keys' events. A run with an open-ended event (no slot holds it) runs
+        alone, the runs between such runs together."""
         start, end = self.lifetimes(table)
-        offsets = None if (end == iv.END_OF_TIME).any() else self.slot_offsets(start, end,
-                                                                               runs)
-        if offsets is None:  # an open-ended event (no slot holds it), or slots that would
-            # leave the tick range: one run at a time
-            for a, b in itertools.pairwise(runs.tolist()):
-                out = self.run_group(table.slice(a, b - a))
-                if out.num_rows:
-                    yield out
-            return
-        out = self.run_group(table, runs, offsets)
-        if out.num_rows:
-            yield out
+        endless = np.maximum.reduceat((end == iv.END_OF_TIME).astype(np.int8),
+                                      runs[:-1]) > 0
+        changes = np.nonzero(np.diff(endless.astype(np.int8)))[0] + 1
+        for first, stop in itertools.pairwise([0, *changes.tolist(), len(endless)]):
+            a, b = int(runs[first]), int(runs[stop])
+            part = runs[first:stop + 1] - a
+            offsets = None if endless[first] else self.slot_offsets(start[a:b], end[a:b], part)
+            if offsets is None:  # open-ended events, or slots that would leave the tick
+                # range: one run at a time
+                for c, d in itertools.pairwise(runs[first:stop + 1].tolist()):
+                    out = self.run_group(table.slice(c, d - c))
+                    if out.num_rows:
+                        yield out
+                continue
+            out = self.run_group(table.slice(a, b - a), part, offsets)
+            if out.num_rows:
+                yield out
 
     def slot_offsets(self, start: iv.IntArray, end: iv.IntArray, runs: iv.IntArray
                      ) -> iv.IntArray | None:

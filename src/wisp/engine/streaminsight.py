@@ -185,8 +185,8 @@ class IntervalKernel(PerKeyKernel):
     def keys_together(self) -> bool:
         """Whether several short key runs can run as one: snapshot and count windows
         (each run gets its own points), and hopping windows with aggregates that never
-        see absolute times (each run moved into a time slot of its own, when no event of
-        the group is open-ended; rows of two slots never touch, so changes never merge
+        see absolute times (each run moved into a time slot of its own, a run with an
+        open-ended event alone; rows of two slots never touch, so changes never merge
         across keys; a time-weighted mean sees only lengths, which the move keeps)."""
         if self.window.kind in ("snapshot", "count"):
             return True
@@ -218,7 +218,8 @@ class IntervalKernel(PerKeyKernel):
         for first, stop in itertools.pairwise([0, *changes.tolist(), len(endless)]):
             a, b = int(runs[first]), int(runs[stop])
             part = runs[first:stop + 1] - a
-            offsets = None if endless[first] else self.slot_offsets(start[a:b], end[a:b], part)
+            offsets = (None if endless[first]
+                       else self.slot_offsets(start[a:b], end[a:b], part))
             if offsets is None:  # open-ended events, or slots that would leave the tick
                 # range: one run at a time
                 for c, d in itertools.pairwise(runs[first:stop + 1].tolist()):

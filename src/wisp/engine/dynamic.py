@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 from ..events import Events
 from ..kernels import dynamic as dk
 from ..kernels.frames import shifted
-from ..kernels.runs import offsets, one_run, run_index
+from ..kernels.runs import offsets, one_run, owners, run_index
 from ..plan.dynamic import Bound, ClockTicks, DynamicDetails
 from ..plan.nodes import Plan
 from .arrow import AggregateJob, aggregate, arrow_type, whole_runs
@@ -128,7 +128,7 @@ class DynamicKernel:
         k0, counts = dk.clock_ranges(first, last, clock.every, align)
         float_time = ticks.dtype.kind == "f"
         if int(counts.sum()) <= CHUNK:
-            anchor_runs = np.repeat(np.arange(count, dtype=np.int64), counts)
+            anchor_runs = owners(counts)
             steps = np.repeat(k0, counts) + offsets(counts)
             yield from self.clock_batch(group, runs, events, ticks, bounds, anchor_runs,
                                         dk.tick_values(steps, clock.every, align, float_time))

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from ..spec import calendar
 from ..spec.windows import CalendarTick
-from .runs import offsets, one_run, run_index, run_search
+from .runs import offsets, one_run, owners, run_index, run_search
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -105,7 +105,7 @@ def calendar_ticks(times: IntArray, ticks: IntArray, first: IntArray, last: IntA
     if len(first) and int(first.min()) < 1:
         raise ValueError("wisp: the tick table needs the tick before the key's first tick")
     counts = np.maximum(last - first + 1, 0)
-    run_of_tick = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    run_of_tick = owners(counts)
     position = np.repeat(first, counts) + offsets(counts)
     ends, starts = ticks[position], ticks[position - 1]
     lo = run_search(times, runs, starts, run_of_tick, "right")

@@ -27,9 +27,14 @@ def offsets(counts: IntArray) -> IntArray:
     return np.arange(total, dtype=np.int64) - firsts
 
 
+def owners(counts: IntArray) -> IntArray:
+    """`i`, `counts[i]` times, for each `i` in turn: the owner of each of the items."""
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+
+
 def run_index(runs: IntArray) -> IntArray:
     """The run each position belongs to."""
-    return np.repeat(np.arange(len(runs) - 1, dtype=np.int64), np.diff(runs))
+    return owners(np.diff(runs))
 
 
 def running_max(values: npt.NDArray[Any], runs: IntArray) -> npt.NDArray[Any]:

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .runs import offsets, one_run, run_index, run_search, running_max
+from .runs import offsets, one_run, owners, run_index, run_search, running_max
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -178,7 +178,7 @@ def time_firings(now: Ticks, runs: IntArray, policy: Policy) -> tuple[Ticks, Int
         counts = (last - first + 1).astype(np.int64)
         steps = np.repeat(first, counts) + offsets(counts)
         times: Ticks = align + steps * t
-        return times, _runs_of(counts)
+        return times, owners(counts)
     ti, ai = int(t), int(align)
     first_k = -((ai - first_now.astype(object)) // ti)
     last_k = -((ai - last_now.astype(object)) // ti)
@@ -190,7 +190,7 @@ def time_firings(now: Ticks, runs: IntArray, policy: Policy) -> tuple[Ticks, Int
     # in int64 even when the difference from the first does not
     offset = offsets(counts).astype(np.uint64) * np.uint64(ti)
     times = (np.repeat(first_time, counts).view(np.uint64) + offset).view(np.int64)
-    return times, _runs_of(counts)
+    return times, owners(counts)
 
 
 def _grid_at_or_after(now: Ticks, t: float, align: float) -> Ticks:
@@ -201,10 +201,6 @@ def _grid_at_or_after(now: Ticks, t: float, align: float) -> Ticks:
     while (late := align + k * t < now).any():
         k = np.where(late, k + 1, k)
     return k
-
-
-def _runs_of(counts: IntArray) -> IntArray:
-    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
 
 
 def _empty(times: Ticks) -> Frames:

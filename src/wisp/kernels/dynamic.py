@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .runs import one_run, run_search, running_max
+from .runs import RunSearch, one_run, running_max
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -33,8 +33,9 @@ def window_frames(times: npt.NDArray[Any], starts: npt.NDArray[Any], start_known
     right: Literal["left", "right"] = "right" if closed in ("both", "right") else "left"
     runs = one_run(len(times)) if runs is None else runs
     owners = np.zeros(len(starts), dtype=np.int64) if anchor_runs is None else anchor_runs
-    lo = np.where(start_known, run_search(times, runs, starts, owners, left), runs[owners])
-    hi = np.where(end_known, run_search(times, runs, ends, owners, right), runs[owners + 1])
+    search = RunSearch(times, runs)
+    lo = np.where(start_known, search(starts, owners, left), runs[owners])
+    hi = np.where(end_known, search(ends, owners, right), runs[owners + 1])
     lo = lo.astype(np.int64)
     return lo, np.maximum(hi.astype(np.int64), lo)
 

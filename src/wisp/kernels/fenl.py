@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from ..spec import calendar
 from ..spec.windows import CalendarTick
-from .runs import offsets, one_run, owners, run_index, run_search
+from .runs import RunSearch, offsets, one_run, owners, run_index, run_search
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -108,8 +108,8 @@ def calendar_ticks(times: IntArray, ticks: IntArray, first: IntArray, last: IntA
     run_of_tick = owners(counts)
     position = np.repeat(first, counts) + offsets(counts)
     ends, starts = ticks[position], ticks[position - 1]
-    lo = run_search(times, runs, starts, run_of_tick, "right")
-    hi = run_search(times, runs, ends, run_of_tick, "right")
+    search = RunSearch(times, runs)
+    lo, hi = search(starts, run_of_tick, "right"), search(ends, run_of_tick, "right")
     return lo, hi, starts, ends, run_of_tick
 
 

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from .runs import RunSearch, run_index
 
 IntArray = npt.NDArray[np.int64]
 
@@ -72,9 +73,8 @@ def cumulative_frames(n: int) -> tuple[IntArray, IntArray]:
 def segment_bounds(starts: IntArray) -> tuple[IntArray, IntArray]:
     """For segments `[starts[s], starts[s + 1])` covering `0..starts[-1]`, each position's
     segment start and segment end."""
-    lengths = np.diff(starts)
-    return (np.repeat(starts[:-1], lengths).astype(np.int64),
-            np.repeat(starts[1:], lengths).astype(np.int64))
+    segment = run_index(starts)
+    return starts[:-1][segment], starts[1:][segment]
 
 
 def segmented_rows_frames(starts: IntArray, first: int, last: int, partial: bool
@@ -91,52 +91,14 @@ def segmented_rows_frames(starts: IntArray, first: int, last: int, partial: bool
     return anchors, lo, np.maximum(hi, lo)
 
 
-SAFE_SPAN = float(1 << 62)
-
-
 def segmented_range_frames(times: npt.NDArray[Any], starts: IntArray, start: int | float,
                            end: int | float, closed: str) -> tuple[IntArray, IntArray]:
-    """`range_frames` for several sorted sequences at once, one per segment of `starts`.
-
-    Integer times are moved into disjoint ranges, one per segment (each segment's times
-    and bounds shifted to begin after the previous segment's), so that one search over
-    all of them finds every frame inside its own segment. Float times, fractional
-    offsets, bounds that saturate at the int64 limits, and segments whose ranges would
-    together leave 2^62 are searched one segment at a time."""
-    n = int(starts[-1])
-    if n == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    if times.dtype.kind != "i" or not (isinstance(start, (int, np.integer))
-                                       and isinstance(end, (int, np.integer))):
-        return _per_segment(times, starts, start, end, closed)
-    heads = times[starts[:-1]]
-    tails = times[starts[1:] - 1]
-    below, above = min(int(start), int(end), 0), max(int(start), int(end), 0)
-    info = np.iinfo(np.int64)
-    saturates = (int(heads.min()) + below <= info.min or  # `shifted` saturates there
-                 int(tails.max()) + above >= info.max)
-    spans = tails.astype(np.float64) - heads.astype(np.float64) + (above - below) + 1
-    if saturates or spans.sum() >= SAFE_SPAN:
-        return _per_segment(times, starts, start, end, closed)
-    lengths = np.diff(starts)
-    widths = (tails - heads) + np.int64(above - below) + 1
-    bases = np.concatenate([[0], np.cumsum(widths[:-1])]).astype(np.int64)
-    placed = (times - np.repeat(heads, lengths)) + np.repeat(bases - below, lengths)
+    """`range_frames` for several sorted sequences at once, one per segment of `starts`:
+    each bound is searched within its own segment (`runs.RunSearch`), so no frame
+    leaves its segment."""
+    search = RunSearch(times, starts)
     left_side, right_side = search_sides(closed)
-    lo = np.searchsorted(placed, placed + np.int64(start), side=left_side).astype(np.int64)
-    hi = np.searchsorted(placed, placed + np.int64(end), side=right_side).astype(np.int64)
-    begin, finish = segment_bounds(starts)
-    lo = np.minimum(np.maximum(lo, begin), finish)
-    hi = np.minimum(np.maximum(hi, begin), finish)
+    lo = search(shifted(times, start), search.run_of, left_side)
+    hi = search(shifted(times, end), search.run_of, right_side)
     return lo, np.maximum(hi, lo)
 
-
-def _per_segment(times: npt.NDArray[Any], starts: IntArray, start: int | float,
-                 end: int | float, closed: str) -> tuple[IntArray, IntArray]:
-    los, his = [], []
-    for a, b in itertools.pairwise(starts.tolist()):
-        lo, hi = range_frames(times[a:b], start, end, closed)
-        los.append(lo + a)
-        his.append(hi + a)
-    return np.concatenate(los), np.concatenate(his)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .runs import offsets, one_run, run_index, run_search
+from .runs import RunSearch, offsets, one_run, run_index
 from .stabbing import Stabbing
 
 IntArray = npt.NDArray[np.int64]
@@ -270,8 +270,8 @@ def snapshot(start: IntArray, end: IntArray, gather: bool = True,
     distinct[1:] = (every[1:] != every[:-1]) | (point_run[1:] != point_run[:-1])
     points, point_run = every[distinct], point_run[distinct]
     bounds = np.searchsorted(point_run, np.arange(len(runs)), side="left").astype(np.int64)
-    first = run_search(points, bounds, start, run_of, "left")
-    stop = run_search(points, bounds, end, run_of, "left")
+    search = RunSearch(points, bounds)
+    first, stop = search(start, run_of, "left"), search(end, run_of, "left")
     count = len(points) - 1
     # no event covers the step from a run's end of time to the next run's first point
     kept = np.nonzero(member_counts(first, stop, count) > 0)[0]

@@ -39,18 +39,21 @@ def run_index(runs: IntArray) -> IntArray:
 
 def running_max(values: npt.NDArray[Any], runs: IntArray) -> npt.NDArray[Any]:
     """The running maximum of `values` restarting at each run: each run's values are
-    lifted above all earlier runs' (integers by a whole span, others by their ranks),
-    so one running maximum restarts per run."""
+    lifted above all earlier runs' (integers into a range of their own, others by their
+    ranks), so one running maximum restarts per run."""
     n = len(values)
     if len(runs) <= 2:
         whole: npt.NDArray[Any] = np.maximum.accumulate(values) if n else values
         return whole
     run_of = run_index(runs)
-    lifted = _lifted([values], [run_of])
-    if lifted is not None:
-        (shifted, lift), = lifted
-        result: npt.NDArray[Any] = (np.maximum.accumulate(shifted) - lift) + values.min()
-        return result.astype(values.dtype)
+    if values.dtype.kind == "i":
+        low, high = _extents(values, runs, ordered=False)
+        placed = _placement(low, high, margin=0)
+        if placed is not None:
+            floor, base = placed[0][run_of], placed[1][run_of]
+            best = np.maximum.accumulate((values - floor) + base)
+            result: npt.NDArray[Any] = (best - base) + floor
+            return result.astype(values.dtype)
     order = np.argsort(values, kind="stable")
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n, dtype=np.int64)
@@ -60,45 +63,83 @@ def running_max(values: npt.NDArray[Any], runs: IntArray) -> npt.NDArray[Any]:
     return ranked
 
 
+class RunSearch:
+    """`searchsorted` within each run of `values` (sorted within each run), answered as
+    positions in the whole array: the run's start when every value of the run is above
+    the query (`side="left"`: at or above), its end when none is. Integer runs are moved
+    once into ranges of their own (each query first clipped to just outside its run's
+    values, which keeps its answer); other values are lifted run by run by their joint
+    ranks with the queries. Either way one `searchsorted` serves all runs."""
+
+    def __init__(self, values: npt.NDArray[Any], runs: IntArray) -> None:
+        self.values, self.runs = values, runs
+        self.single = len(runs) <= 2
+        self.run_of = run_index(runs)
+        self.placed: tuple[IntArray, IntArray, IntArray, IntArray] | None = None
+        if not self.single and values.dtype.kind == "i":
+            low, high = _extents(values, runs, ordered=True)
+            placement = _placement(low, high, margin=1)
+            if placement is not None:
+                floor, base = placement
+                self.placed = (low, high, floor, base)
+                self.keys = (values - floor[self.run_of]) + base[self.run_of]
+
+    def __call__(self, queries: npt.NDArray[Any], query_runs: IntArray,
+                 side: Literal["left", "right"]) -> IntArray:
+        if self.single:
+            found: IntArray = np.searchsorted(self.values, queries, side=side).astype(
+                np.int64)
+            return found
+        if self.placed is not None and queries.dtype.kind == "i":
+            low, high, floor, base = self.placed
+            clipped = np.clip(queries, low[query_runs] - 1, high[query_runs] + 1)
+            wanted = (clipped - floor[query_runs]) + base[query_runs]
+            result: IntArray = np.searchsorted(self.keys, wanted, side=side).astype(np.int64)
+            return result
+        n = len(self.values)
+        _, ranks = np.unique(np.concatenate([self.values, queries]), return_inverse=True)
+        width = np.int64(n + len(queries))
+        lifted = self.run_of * width + ranks[:n]
+        asked = query_runs * width + ranks[n:]
+        ranked: IntArray = np.searchsorted(lifted, asked, side=side).astype(np.int64)
+        return ranked
+
+
 def run_search(values: npt.NDArray[Any], runs: IntArray, queries: npt.NDArray[Any],
                query_runs: IntArray, side: Literal["left", "right"]) -> IntArray:
-    """`searchsorted` of each query within its own run of `values` (sorted within each
-    run), as a position in the whole array: the run's start when every value of the run
-    is above the query (`side="left"`: at or above), its end when none is. Values and
-    queries are lifted run by run (integers by a whole span, others by their joint
-    ranks), so that one search serves all runs."""
-    if len(runs) <= 2:
-        found: IntArray = np.searchsorted(values, queries, side=side).astype(np.int64)
-        return found
-    run_of = run_index(runs)
-    lifted = _lifted([values, queries], [run_of, query_runs])
-    if lifted is not None:
-        (keys, _), (wanted, _) = lifted
-    else:
-        n = len(values)
-        _, ranks = np.unique(np.concatenate([values, queries]), return_inverse=True)
-        width = np.int64(n + len(queries))
-        keys = run_of * width + ranks[:n]
-        wanted = query_runs * width + ranks[n:]
-    result: IntArray = np.searchsorted(keys, wanted, side=side).astype(np.int64)
-    return result
+    """One `RunSearch` of `queries` (each in run `query_runs`) in `values`."""
+    return RunSearch(values, runs)(queries, query_runs, side)
 
 
-def _lifted(arrays: list[npt.NDArray[Any]], run_ids: list[IntArray]
-            ) -> list[tuple[IntArray, IntArray]] | None:
-    """Integer arrays less the smallest of all their values, lifted by their run times
-    the span of all their values, with each lift; None for floats or when the lifted
-    values would leave 2^62 (no step overflows: each difference lies in the span)."""
-    if any(a.dtype.kind != "i" for a in arrays) or not any(len(a) for a in arrays):
+def _extents(values: IntArray, runs: IntArray, ordered: bool) -> tuple[IntArray, IntArray]:
+    """Each run's smallest and largest value (`ordered`: values sorted within each run);
+    an empty run gets `(0, -1)`."""
+    count = len(runs) - 1
+    low = np.zeros(count, dtype=np.int64)
+    high = np.full(count, -1, dtype=np.int64)
+    full = np.nonzero(np.diff(runs) > 0)[0]
+    if len(full):
+        begins = runs[:-1][full]
+        if ordered:
+            low[full], high[full] = values[begins], values[runs[1:][full] - 1]
+        else:
+            low[full] = np.minimum.reduceat(values, begins)
+            high[full] = np.maximum.reduceat(values, begins)
+    return low, high
+
+
+def _placement(low: IntArray, high: IntArray, margin: int
+               ) -> tuple[IntArray, IntArray] | None:
+    """Per run, a floor and a base that lay the runs' value ranges (widened by `margin`
+    on each side) one after another, in order, from 0: `(x - floor) + base` lies in
+    `[base, base + width)`, and no step leaves int64. None when the ranges would leave
+    2^62 or a widened range would leave int64."""
+    info = np.iinfo(np.int64)
+    if margin and (int(low.min()) - margin < info.min or int(high.max()) + margin > info.max):
         return None
-    low = min(int(a.min()) for a in arrays if len(a))
-    high = max(int(a.max()) for a in arrays if len(a))
-    span = high - low + 1
-    runs = max(int(r.max()) for r in run_ids if len(r)) + 1
-    if runs * span >= 1 << 62:
+    widths = high.astype(np.float64) - low.astype(np.float64) + 1 + 2 * margin
+    if float(widths.sum()) >= float(1 << 62):
         return None
-    out = []
-    for values, run_of in zip(arrays, run_ids, strict=True):
-        lift = run_of * np.int64(span)
-        out.append(((values.astype(np.int64) - np.int64(low)) + lift, lift))
-    return out
+    sizes = (high - low) + np.int64(1 + 2 * margin)
+    bases = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    return low - np.int64(margin), bases

@@ -2,9 +2,11 @@
 
 Every function here costs O(n log n) at most, whatever the frames' widths: counts and
 integer sums by prefix differences (exact: integers wrap modulo 2^64 and the window's
-own sum is recovered exactly), everything else by the blocked prefix/suffix scans of
-`blocked.py` (O(n) for fixed-width frames) backed by the disjoint sparse table of
-`sparse.py`; both only ever add values that lie inside the window.
+own sum is recovered exactly), float sums by prefix differences with their rounding
+errors recovered and each frame's result certified (`certified.py`, O(n + m)),
+everything else, and the float sums that cannot be certified, by the blocked
+prefix/suffix scans of `blocked.py` (O(n) for fixed-width frames) backed by the
+disjoint sparse table of `sparse.py`, which only ever add values inside the window.
 
 Results are `Values` (numpy values with a validity mask), `Take` (positions into the
 input column, for results that are input values: first, last, min/max of non-numeric
@@ -21,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .blocked import blocked_query
+from .certified import certified_sums
 from .sparse import (
     extreme_monoid,
     extreme_ufunc,
@@ -100,8 +103,23 @@ def frame_sum(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
         sums = _prefix(masked)
         return Values(sums[hi] - sums[lo], everywhere)
     masked_f = np.where(valid, values.astype(np.float64), 0.0)
-    (sums_f,) = blocked_query((masked_f,), lo, hi, sum_monoid())
-    return Values(sums_f, everywhere)
+    return Values(float_sums(masked_f, lo, hi), everywhere)
+
+
+def float_sums(values: npt.NDArray[np.float64], lo: IntArray, hi: IntArray
+               ) -> npt.NDArray[np.float64]:
+    """Sums of `values[lo:hi]` per frame: certified prefix differences
+    (`certified.py`, O(n + m)), and the blocked scans (which only add a frame's own
+    values) for the frames that cannot be certified."""
+    found = certified_sums(values, lo, hi)
+    if found is None:
+        (sums,) = blocked_query((values,), lo, hi, sum_monoid())
+        return sums
+    sums, certified = found
+    if not certified.all():
+        redo = np.nonzero(~certified)[0]
+        (sums[redo],) = blocked_query((values,), lo[redo], hi[redo], sum_monoid())
+    return sums
 
 
 def frame_mean(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,

@@ -61,6 +61,23 @@ def test_range_frames_of_several_float_runs(segments: list[list[float]], start: 
 
 
 @settings(max_examples=300)
+@given(segments=runs, side=st.sampled_from(["left", "right"]))
+def test_tie_bounds_are_the_searches_they_replace(segments: list[list[int]],
+                                                  side: str) -> None:
+    """A window bound at the anchor's own time (offset 0) is found without a search:
+    the same positions as `searchsorted` of the times in themselves, run by run."""
+    arrays = [np.array(s, dtype=np.int64) for s in segments]
+    for one in arrays:
+        np.testing.assert_array_equal(fr.tie_bounds(one, side),
+                                      np.searchsorted(one, one, side=side))
+    starts = starts_of(segments)
+    want = np.concatenate([np.searchsorted(a, a, side=side) + b
+                           for a, b in zip(arrays, starts, strict=False)])
+    np.testing.assert_array_equal(
+        fr.tie_bounds(np.concatenate(arrays), side, starts), want)
+
+
+@settings(max_examples=300)
 @given(lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6),
        bounds=st.tuples(st.integers(-7, 7), st.integers(-7, 7)).map(sorted),
        partial=st.booleans())

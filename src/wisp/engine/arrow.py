@@ -34,6 +34,7 @@ from .arrow_codec import (
     decimal_from_unscaled,
     dense_ranks,
     from_ticks,
+    null_mask,
     numeric_values,
     to_ticks,
     validity,
@@ -300,7 +301,7 @@ def scaled(values: npt.NDArray[Any], job: AggregateJob, column: pa.Array) -> npt
 def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> pa.Array:
     if isinstance(result, wa.Take):
         assert column is not None
-        positions = pa.array(result.positions, pa.int64(), mask=~result.valid)
+        positions = pa.array(result.positions, pa.int64(), mask=null_mask(result.valid))
         return column.take(positions).cast(job.output_type)
     if isinstance(result, wa.Lists):
         assert column is not None
@@ -314,10 +315,11 @@ def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> p
             unscaled = unscaled.astype(np.int64)
         return decimal_from_unscaled(unscaled, result.valid, target.precision, target.scale)
     if pa.types.is_boolean(target):
-        return pa.array(result.values.astype(bool), pa.bool_(), mask=~result.valid)
+        return pa.array(result.values.astype(bool), pa.bool_(),
+                        mask=null_mask(result.valid))
     if pa.types.is_floating(target):
         return pa.array(result.values.astype(np.float64), pa.float64(),
-                        mask=~result.valid).cast(target)
+                        mask=null_mask(result.valid)).cast(target)
     values = result.values
     if values.dtype == object:
         limit = 1 << 63
@@ -327,7 +329,8 @@ def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> p
                 f"wisp: {job.fn}({job.column}) overflows a long (64-bit) result, as Spark's "
                 "ARITHMETIC_OVERFLOW reports in ANSI mode; cast the column to a decimal")
         values = values.astype(np.int64)
-    return pa.array(values.astype(np.int64), pa.int64(), mask=~result.valid).cast(target)
+    return pa.array(values.astype(np.int64), pa.int64(),
+                    mask=null_mask(result.valid)).cast(target)
 
 
 class PerKeyKernel:

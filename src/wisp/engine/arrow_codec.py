@@ -14,7 +14,15 @@ DAY = 86_400_000_000
 
 
 def validity(array: pa.Array) -> npt.NDArray[np.bool_]:
+    if array.null_count == 0:
+        return np.ones(len(array), dtype=bool)
     return np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def null_mask(valid: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_] | None:
+    """The `mask` argument of `pa.array` for `valid` (None when nothing is null: no
+    validity bitmap to build)."""
+    return None if valid.all() else ~valid
 
 
 def decimal_unscaled(array: pa.Array) -> npt.NDArray[Any]:
@@ -94,7 +102,7 @@ def to_ticks(array: pa.Array, kind: str) -> npt.NDArray[Any]:
 def from_ticks(ticks: npt.NDArray[Any], valid: npt.NDArray[np.bool_], kind: str,
                scale: int) -> pa.Array:
     """Ticks back to the output time type (see `columns.output_time_type`)."""
-    mask = ~valid
+    mask = null_mask(valid)
     if kind == "timestamp":
         return pa.array(ticks.astype(np.int64), pa.int64(), mask=mask).cast(
             pa.timestamp("us", tz="UTC"))
@@ -116,11 +124,11 @@ def numeric_values(array: pa.Array, value_class: str) -> npt.NDArray[Any]:
     decimals (unscaled), float64 for floating point."""
     if value_class == "decimal":
         return decimal_unscaled(array)
-    if value_class == "float":
-        return np.asarray(pc.fill_null(array.cast(pa.float64()), 0.0)
-                          .to_numpy(zero_copy_only=False), dtype=np.float64)
-    return np.asarray(pc.fill_null(array.cast(pa.int64()), 0)
-                      .to_numpy(zero_copy_only=False), dtype=np.int64)
+    target, zero = (pa.float64(), 0.0) if value_class == "float" else (pa.int64(), 0)
+    cast = array if array.type == target else array.cast(target)
+    filled = cast if cast.null_count == 0 else pc.fill_null(cast, zero)
+    return np.asarray(filled.to_numpy(zero_copy_only=False),
+                      dtype=np.float64 if value_class == "float" else np.int64)
 
 
 def dense_ranks(array: pa.Array) -> npt.NDArray[np.int64]:

@@ -37,7 +37,7 @@ from .arrow import (
     udaf_values,
     whole_runs,
 )
-from .arrow_codec import DAY, from_ticks, numeric_values, to_ticks, validity
+from .arrow_codec import DAY, from_ticks, null_mask, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .columns import interval_guarded as checked_intervals
 from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
@@ -319,7 +319,7 @@ class IntervalKernel(PerKeyKernel):
             values = scaled(numeric_values(column, job.value_class), job, column).astype(
                 np.float64)
             result, valid = iv.time_weighted_mean(values, validity(column), weights, lo, hi)
-            return pa.array(result, pa.float64(), mask=~valid).cast(job.output_type)
+            return pa.array(result, pa.float64(), mask=null_mask(valid)).cast(job.output_type)
         if job.lifetimes:
             return self.udaf_over_lifetimes(job, group, start, end, groups)
         positions = groups.positions

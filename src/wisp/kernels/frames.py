@@ -31,7 +31,10 @@ def rows_frames(n: int, first: int, last: int, partial: bool) -> tuple[IntArray,
 
 
 def shifted(times: npt.NDArray[Any], offset: int | float) -> npt.NDArray[Any]:
-    """`times + offset`, saturating at the int64 range instead of wrapping."""
+    """`times + offset`, saturating at the int64 range instead of wrapping (`times`
+    itself for a zero offset)."""
+    if offset == 0:
+        return times
     if times.dtype.kind == "f":
         return times + offset
     info = np.iinfo(np.int64)
@@ -60,9 +63,34 @@ def range_frames(times: npt.NDArray[Any], start: int | float, end: int | float,
     on that bound. Returns `(lo, hi)` for every anchor.
     """
     left_side, right_side = search_sides(closed)
-    lo = np.searchsorted(times, shifted(times, start), side=left_side).astype(np.int64)
-    hi = np.searchsorted(times, shifted(times, end), side=right_side).astype(np.int64)
+    lo = tie_bounds(times, left_side) if start == 0 else np.searchsorted(
+        times, shifted(times, start), side=left_side).astype(np.int64)
+    hi = tie_bounds(times, right_side) if end == 0 else np.searchsorted(
+        times, shifted(times, end), side=right_side).astype(np.int64)
     return lo, np.maximum(hi, lo)
+
+
+def tie_bounds(times: npt.NDArray[Any], side: Side, starts: IntArray | None = None
+               ) -> IntArray:
+    """`searchsorted(times, times, side)` without a search, in O(n): each position's
+    first position of equal time ("left") or one past its last ("right"). With
+    `starts` (run starts, then the total length), equal times never join across runs,
+    as a search within each run would find."""
+    n = len(times)
+    positions = np.arange(n, dtype=np.int64)
+    new = np.ones(n, dtype=bool)
+    new[1:] = times[1:] != times[:-1]
+    if starts is not None:
+        new[starts[:-1][starts[:-1] < n]] = True
+    if new.all():  # no ties: every position is its own group
+        return positions if side == "left" else positions + 1
+    if side == "left":
+        firsts: IntArray = np.maximum.accumulate(np.where(new, positions, 0))
+        return firsts
+    last = np.ones(n, dtype=bool)
+    last[:-1] = new[1:]
+    ends: IntArray = np.minimum.accumulate(np.where(last, positions + 1, n)[::-1])[::-1]
+    return ends
 
 
 def cumulative_frames(n: int) -> tuple[IntArray, IntArray]:
@@ -98,7 +126,9 @@ def segmented_range_frames(times: npt.NDArray[Any], starts: IntArray, start: int
     leaves its segment."""
     search = RunSearch(times, starts)
     left_side, right_side = search_sides(closed)
-    lo = search(shifted(times, start), search.run_of, left_side)
-    hi = search(shifted(times, end), search.run_of, right_side)
+    lo = tie_bounds(times, left_side, starts) if start == 0 else search(
+        shifted(times, start), search.run_of, left_side)
+    hi = tie_bounds(times, right_side, starts) if end == 0 else search(
+        shifted(times, end), search.run_of, right_side)
     return lo, np.maximum(hi, lo)
 

@@ -139,14 +139,13 @@ def overlap_query(values: npt.NDArray[Any], lo: npt.NDArray[np.int64],
     widest = int(width.max()) if len(width) else 0
     if widest <= 0 or n == 0:
         return out
-    levels = [values]
-    while (2 << (len(levels) - 1)) <= widest:
-        half = 1 << (len(levels) - 1)
-        previous = levels[-1]
-        current = previous.copy()
+    table = np.empty((widest.bit_length(), n), dtype=values.dtype)
+    table[0] = values
+    for level in range(1, len(table)):
+        half = 1 << (level - 1)
+        previous, current = table[level - 1], table[level]
         ufunc(previous[:n - half], previous[half:], out=current[:n - half])
-        levels.append(current)
-    table = np.stack(levels)
+        current[n - half:] = previous[n - half:]
     some = width > 0
     k = np.zeros(len(lo), dtype=np.int64)
     # the highest set bit: frexp's exponent is the bit length (exact below 2^53)

@@ -201,3 +201,17 @@ def test_time_firings_of_a_run_near_the_int64_limits() -> None:
     fired, runs = k.time_firings(now, np.array([0, 2], dtype=np.int64), k.Policy("time", t=t))
     assert fired.tolist() == [-(1 << 63), -(1 << 62), 0, 1 << 62]
     assert runs.tolist() == [0, 0, 0, 0]
+
+
+@settings(max_examples=200)
+@given(n=st.integers(0, 40), queries=st.lists(st.integers(-5, 90), max_size=30))
+def test_firings_after_every_arrival_are_counted_without_a_search(n: int,
+                                                                 queries: list[int]) -> None:
+    """A count trigger of 1 fires after every arrival (stages 2i + 1): the firings
+    before a stage are counted arithmetically, as the search over the stages finds."""
+    stage = 2 * np.arange(n, dtype=np.int64) + 1
+    query = np.array(queries, dtype=np.int64)
+    np.testing.assert_array_equal(k.firings_before(stage, query, True),
+                                  np.searchsorted(stage, query, side="left"))
+    np.testing.assert_array_equal(k.firings_before(stage, query, False),
+                                  np.searchsorted(stage, query, side="left"))

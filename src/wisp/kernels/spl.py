@@ -245,13 +245,14 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
         fire_time, fire_run = time_firings(now, runs, trigger)
         arrival = run_search(now, runs, fire_time, fire_run, "right") - 1
         stage = 2 * arrival + 1
-    qlo = np.searchsorted(stage, 2 * positions + 1, side="left").astype(np.int64)
+    every_arrival = trigger.kind == "count" and trigger.n == 1
+    qlo = firings_before(stage, 2 * positions + 1, every_arrival)
     # the first firing of the later runs: no tuple lives into it
-    cap = np.searchsorted(stage, 2 * ends, side="left").astype(np.int64)[run_of]
+    cap = firings_before(stage, 2 * ends, every_arrival)[run_of]
     full_stage: IntArray | None = None
     if evict.kind == "time":
         qhi = _time_deaths(times, now, runs, evict.t, stage, arrival, fire_time,
-                           trigger.kind == "time", cap)
+                           trigger.kind == "time", cap, every_arrival)
     else:
         if evict.kind == "count":
             killer = positions + evict.n
@@ -260,7 +261,7 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
             killer = next_exceeding(attrs[evict.attr], evict.d, ends[run_of])
             first_evict = np.minimum.reduceat(killer, starts)
             full_stage = np.where(first_evict < ends, 2 * first_evict + 1, 2 * n + 2)
-        qhi = np.searchsorted(stage, 2 * killer + 1, side="left").astype(np.int64)
+        qhi = firings_before(stage, 2 * killer + 1, every_arrival)
     qhi = np.maximum(np.minimum(qhi, cap), qlo)
     if full_stage is not None and not partial and trigger.kind != "time":
         keep = stage >= full_stage[fire_run]
@@ -275,9 +276,19 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
     return Alive(fire_time, qlo, qhi, fire_run)
 
 
+def firings_before(stage: IntArray, query: IntArray, every_arrival: bool) -> IntArray:
+    """For each query stage, how many firings have a smaller stage. When a firing
+    follows every arrival (stages `2i + 1` for every `i`, as a count trigger of 1
+    gives), that is `query // 2` clipped to the firings, found without a search."""
+    if every_arrival:
+        return np.clip(query // 2, 0, len(stage)).astype(np.int64)
+    found: IntArray = np.searchsorted(stage, query, side="left").astype(np.int64)
+    return found
+
+
 def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
                  stage: IntArray, arrival: IntArray, fire_time: Ticks, time_trigger: bool,
-                 cap: IntArray) -> IntArray:
+                 cap: IntArray, every_arrival: bool) -> IntArray:
     """For time eviction: the first firing index after each tuple's eviction (`cap`,
     the next run's first firing, when its run ends first).
 
@@ -295,7 +306,7 @@ def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
     later = np.nonzero(~first_of_run)[0].astype(np.int64)
     ev_clock = now[later]
     ev_order = later * 2  # (arrival, 0) sorts before the firings after it
-    ev_kill = np.searchsorted(stage, 2 * later + 1, side="left")
+    ev_kill = firings_before(stage, 2 * later + 1, every_arrival)
     if time_trigger:
         ev_clock = np.concatenate([ev_clock, fire_time])
         ev_order = np.concatenate([ev_order, 2 * arrival + 1])

@@ -21,15 +21,17 @@ run = st.lists(st.tuples(st.integers(-40, 40), st.sampled_from([0, 0, 1, 5, 30, 
                min_size=1, max_size=8).map(lambda r: sorted(r, key=lambda e: e[0]))
 
 
-@settings(max_examples=300)
-@given(runs=st.lists(run, min_size=1, max_size=6), gap=st.integers(0, 8))
-def test_sessions_of_several_runs(runs: list[list[tuple[int, int | None]]], gap: int) -> None:
+@settings(max_examples=400)
+@given(runs=st.lists(run, min_size=1, max_size=6), gap=st.integers(0, 8),
+       max_duration=st.one_of(st.none(), st.integers(1, 20)), points=st.booleans())
+def test_sessions_of_several_runs(runs: list[list[tuple[int, int | None]]], gap: int,
+                                  max_duration: int | None, points: bool) -> None:
     times = np.array([t for r in runs for t, _ in r], dtype=np.int64)
-    reach = np.array([LONG if d is None else t + d for r in runs for t, d in r],
-                     dtype=np.int64)
+    reach = times if points else np.array(
+        [LONG if d is None else t + d for r in runs for t, d in r], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum([len(r) for r in runs])]).astype(np.int64)
-    got = sk.sessions(times, reach, gap, None, starts)
-    parts = [sk.sessions(times[a:b], reach[a:b], gap)
+    got = sk.sessions(times, reach, gap, max_duration, starts)
+    parts = [sk.sessions(times[a:b], reach[a:b], gap, max_duration)
              for a, b in itertools.pairwise(starts.tolist())]
     for field in ("lo", "hi"):
         want = np.concatenate([getattr(p, field) + a for p, a in zip(parts, starts[:-1],
@@ -38,6 +40,21 @@ def test_sessions_of_several_runs(runs: list[list[tuple[int, int | None]]], gap:
     for field in ("start", "end", "end_known"):
         np.testing.assert_array_equal(getattr(got, field),
                                       np.concatenate([getattr(p, field) for p in parts]))
+
+
+@settings(max_examples=400)
+@given(times=st.lists(st.one_of(st.integers(-40, 40), st.sampled_from([-LONG - 1, LONG])),
+                      min_size=1, max_size=30).map(sorted),
+       gap=st.integers(0, 8), max_duration=st.one_of(st.integers(1, 25), st.just(LONG)))
+def test_capped_point_sessions_equal_the_session_by_session_walk(
+        times: list[int], gap: int, max_duration: int) -> None:
+    """Point events with a maximum duration, all sessions at once, against the walk that
+    finds one session after another (still used for interval events)."""
+    ticks = np.array(times, dtype=np.int64)
+    got = sk._capped_points(ticks, gap, max_duration, None)
+    want = sk._capped(ticks, ticks, gap, max_duration)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_kernel_over_many_short_keys_and_one_long_key() -> None:

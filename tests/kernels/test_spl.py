@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from oracle_spl import simulate
 
 import wisp as ws
+from wisp.kernels import runs as kr
 from wisp.kernels import spl as k
 
 SPECS = ("count", "time", "delta")
@@ -113,9 +114,9 @@ def test_next_exceeding(values: list[Any], d: Any, nxt: list[int]) -> None:
 
 
 def test_chain_follows_pointers() -> None:
-    assert k.chain(np.array([2, 3, 4, 5, 5], dtype=np.int64)).tolist() == [0, 2, 4]
-    assert k.chain(np.array([1, 2, 3], dtype=np.int64)).tolist() == [0, 1, 2]
-    assert k.chain(np.zeros(0, dtype=np.int64)).tolist() == []
+    assert kr.chain(np.array([2, 3, 4, 5, 5], dtype=np.int64)).tolist() == [0, 2, 4]
+    assert kr.chain(np.array([1, 2, 3], dtype=np.int64)).tolist() == [0, 1, 2]
+    assert kr.chain(np.zeros(0, dtype=np.int64)).tolist() == []
 
 
 def test_exceeds_is_exact_near_the_int64_limits() -> None:

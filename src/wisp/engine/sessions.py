@@ -4,7 +4,6 @@ aggregates over all of them at once."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -40,14 +39,10 @@ class SessionKernel:
     schema: pa.Schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Short key runs several at a time (without a maximum duration), each long run
-        whole, once all its pieces have arrived."""
+        """Short key runs several at a time, each long run whole, once all its pieces
+        have arrived."""
         for table, starts in whole_runs(batches, self.keys):
-            if starts is None or self.max_duration is None:
-                yield self.run_group(table, starts)
-            else:
-                for a, b in itertools.pairwise(starts.tolist()):
-                    yield self.run_group(table.slice(a, b - a))
+            yield self.run_group(table, starts)
 
     def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
                   ) -> pa.RecordBatch:

@@ -63,6 +63,31 @@ def running_max(values: npt.NDArray[Any], runs: IntArray) -> npt.NDArray[Any]:
     return ranked
 
 
+def chain(nxt: IntArray) -> IntArray:
+    """The positions `0, nxt[0], nxt[nxt[0]], ...` below `n`, by pointer doubling
+    (O(n log n), vectorised)."""
+    n = len(nxt)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    jump = np.append(nxt, n).astype(np.int64)
+    path = np.zeros(1, dtype=np.int64)
+    while path[-1] != n:
+        path = np.concatenate([path, jump[path]])
+        jump = jump[jump]
+    return path[path < n]
+
+
+def run_chains(nxt: IntArray, runs: IntArray) -> tuple[IntArray, IntArray]:
+    """Per run, the positions after its first one along `nxt` (which never leaves a
+    run: a run's last pointers lead to its end, the next run's start), and the run of
+    each."""
+    path = chain(nxt)
+    starts = np.zeros(int(runs[-1]), dtype=bool)
+    starts[runs[:-1]] = True
+    later = path[~starts[path]]
+    return later, run_index(runs)[later]
+
+
 class RunSearch:
     """`searchsorted` within each run of `values` (sorted within each run), answered as
     positions in the whole array: the run's start when every value of the run is above

@@ -9,6 +9,7 @@ and, with a maximum duration, strictly before `first + max_duration`.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .frames import shifted
-from .runs import running_max
+from .runs import chain, one_run, run_index, run_search, running_max
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -43,10 +44,10 @@ def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
              max_duration: int | float | None = None,
              runs: IntArray | None = None) -> Sessions:
     """Sessions of sorted `times` with each event's `reach` (>= its time; `forever(...)`
-    for an open event). Without `max_duration` fully vectorised; with it, one vectorised
-    step per session over that session's events. `runs` (without `max_duration` only):
-    where each of several keys' runs begins, then the length; `times` is sorted within
-    each run, and no session spans two runs."""
+    for an open event). Fully vectorised, except interval events with a `max_duration`:
+    one vectorised step per session over that session's events. `runs`: where each of
+    several keys' runs begins, then the length; `times` is sorted within each run, and
+    no session spans two runs."""
     n = len(times)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -54,8 +55,10 @@ def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
     if max_duration is None:
         lo, hi, last = _natural(times, reach, gap, runs)
         end = shifted(last, gap)
+    elif np.array_equal(reach, times):
+        lo, hi, end = _capped_points(times, gap, max_duration, runs)
     else:
-        lo, hi, end = _capped(times, reach, gap, max_duration)
+        lo, hi, end = _capped_runs(times, reach, gap, max_duration, runs)
     known = end != forever(times)
     return Sessions(lo, hi, times[lo], end, known)
 
@@ -72,6 +75,40 @@ def _natural(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
     hi = np.append(lo[1:], len(times)).astype(np.int64)
     last = np.maximum.reduceat(reach, lo)
     return lo, hi, last
+
+
+def _capped_points(times: npt.NDArray[Any], gap: int | float, max_duration: int | float,
+                   runs: IntArray | None) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    """Sessions of point events (every reach is the event's own time) with a maximum
+    duration, vectorised. An event's gap test looks only at the event before it, so
+    the gap breaks are the uncapped ones whatever a session's start; within each
+    uncapped session the starts are the chain `first -> first event at or after
+    first + max_duration -> ...`, followed for all sessions at once (`runs.chain`)."""
+    n = len(times)
+    natural_lo, _, _ = _natural(times, times, gap, runs)
+    segments = np.append(natural_lo, n).astype(np.int64)
+    cap = shifted(times, max_duration)
+    reached = run_search(times, segments, cap, run_index(segments), "left")
+    lo = chain(np.maximum(reached, np.arange(1, n + 1, dtype=np.int64)))
+    hi = np.append(lo[1:], n).astype(np.int64)
+    end = np.minimum(shifted(times[hi - 1], gap), cap[lo])
+    return lo, hi, end
+
+
+def _capped_runs(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
+                 max_duration: int | float, runs: IntArray | None
+                 ) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    """`_capped` run by run (interval events), positions counted from the start."""
+    bounds = one_run(len(times)) if runs is None else runs
+    found = [_capped(times[a:b], reach[a:b], gap, max_duration)
+             for a, b in itertools.pairwise(bounds.tolist()) if b > a]
+    if not found:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, times[:0]
+    offset = [a for a, b in itertools.pairwise(bounds.tolist()) if b > a]
+    return (np.concatenate([lo + a for (lo, _, _), a in zip(found, offset, strict=True)]),
+            np.concatenate([hi + a for (_, hi, _), a in zip(found, offset, strict=True)]),
+            np.concatenate([end for _, _, end in found]))
 
 
 def _capped(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,

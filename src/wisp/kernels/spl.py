@@ -51,7 +51,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .runs import offsets, one_run, owners, run_index, run_search, running_max
+from .runs import (
+    offsets,
+    one_run,
+    owners,
+    run_chains,
+    run_index,
+    run_search,
+    running_max,
+)
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -140,31 +148,6 @@ def next_exceeding(values: Ticks, d: int | float, limit: IntArray | None = None)
         clear = inside & ~exceeds(block, values, d)
         pos = np.where(clear, pos + step, pos)
     return pos
-
-
-def chain(nxt: IntArray) -> IntArray:
-    """The positions `0, nxt[0], nxt[nxt[0]], ...` below `n`, by pointer doubling
-    (O(n log n), vectorised)."""
-    n = len(nxt)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    jump = np.append(nxt, n).astype(np.int64)
-    path = np.zeros(1, dtype=np.int64)
-    while path[-1] != n:
-        path = np.concatenate([path, jump[path]])
-        jump = jump[jump]
-    return path[path < n]
-
-
-def run_chains(nxt: IntArray, runs: IntArray) -> tuple[IntArray, IntArray]:
-    """Per run, the positions after its first one along `nxt` (which never leaves a
-    run: a run's last pointers lead to its end, the next run's start), and the run of
-    each."""
-    path = chain(nxt)
-    starts = np.zeros(int(runs[-1]), dtype=bool)
-    starts[runs[:-1]] = True
-    later = path[~starts[path]]
-    return later, run_index(runs)[later]
 
 
 def time_firings(now: Ticks, runs: IntArray, policy: Policy) -> tuple[Ticks, IntArray]:

@@ -1,11 +1,14 @@
 """Float sums and means over sliding frames, with values mixing 1e12 and 1e-3, against
-exactly rounded window sums (math.fsum): the kernels only add values inside each frame,
-so a 1e12 outside a frame cannot swamp its 1e-3 values (prefix sums would).
+exactly rounded window sums (math.fsum): a 1e12 outside a frame cannot swamp its 1e-3
+values (plain prefix sums would). The kernels take prefix differences with every rounding
+error recovered and keep a frame's result only when it is certified within 8 ulps, and
+sum the other frames from their own values alone.
 
 The bound checked: |kernel - exact| <= 1e-9 * |exact| (relative to the exact window
-sum). The kernels reach far better: their error is that of summing the frame's own values
-in float, at most about w * eps * sum(|x|) over the frame; with same-sign values in a
-frame that is below w * 2.2e-16 relative (w <= 64 here: ~1.4e-14)."""
+sum). The kernels reach far better: at most about w * eps * sum(|x|) over the frame
+(what summing the frame's own values in float gives), and 8 ulps where certified; with
+same-sign values in a frame that is below w * 2.2e-16 relative (w <= 64 here:
+~1.4e-14)."""
 
 from __future__ import annotations
 
@@ -93,8 +96,9 @@ def test_signed_sums_error_bounded_by_the_frame_alone(seed: int, n: int, first: 
 
 
 def test_prefix_sums_would_fail_here() -> None:
-    """The data of these tests defeat running-sum differences (the reason the kernels do
-    not use them): a frame of 1e-3 values after a 1e12 loses most of its digits."""
+    """The data of these tests defeat plain running-sum differences (the reason the
+    kernels recover their rounding errors): a frame of 1e-3 values after a 1e12 loses
+    most of its digits."""
     values = np.array([1e12, 1e-3, 2e-3, 3e-3])
     prefix = np.concatenate([[0.0], np.cumsum(values)])
     assert abs((prefix[4] - prefix[1]) - 6e-3) / 6e-3 > 1e-6

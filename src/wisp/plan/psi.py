@@ -42,9 +42,11 @@ def _frames_plan(events: Events, window: Rows | Range | None, frame: Frame,
     how = ("Spark hash-partitions by key and sorts within partitions by key, time and "
            "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
            f"walks the sorted events, {streamed}: window bounds {bounds}; counts and "
-           "integer sums by prefix differences; float sums, means, min/max, variance and "
-           "stddev by blocked prefix/suffix scans (O(n) for fixed-width frames), which "
-           "only add values inside each window.")
+           "integer sums by prefix differences; float sums and means by prefix "
+           "differences with their rounding errors recovered, each frame's result kept "
+           "when certified within 8 ulps; min/max, variance, stddev and the uncertified "
+           "sums by blocked prefix/suffix scans (O(n) for fixed-width frames), which only "
+           "add values inside each window.")
     return Plan(events, window, resolved, "arrow-frames", reason, how, "arrow:frames",
                 tie_break_columns(events), frame)
 

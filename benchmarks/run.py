@@ -138,9 +138,19 @@ def timed(df: DataFrame, runs: int) -> float:
 def timed_pair(ours: DataFrame, theirs: DataFrame | None, runs: int,
                their_runs: int) -> tuple[float, float | None]:
     """Medians of wisp's and native's runs, taken in turn (wisp, native, wisp, ...), so
-    that a drift of the machine or the JVM's warm-up favours neither side."""
+    that a drift of the machine or the JVM's warm-up favours neither side. Where native
+    runs fewer times because it takes minutes, wisp's runs come first, after one
+    untimed run: Spark stops Python workers idle for a minute, so a wisp run right
+    after a minutes-long native query (or comparison) would also time the workers'
+    restart (about 1 s: measured 2.0 s against 1.0-1.25 s for `Range` w = 10 at 1M
+    after 75 s idle)."""
     mine: list[float] = []
     others: list[float] = []
+    if theirs is not None and their_runs < runs:
+        once(ours)
+        mine = [once(ours) for _ in range(runs)]
+        others = [once(theirs) for _ in range(their_runs)]
+        return statistics.median(mine), statistics.median(others)
     for turn in range(max(runs, their_runs if theirs is not None else 0)):
         if turn < runs:
             mine.append(once(ours))

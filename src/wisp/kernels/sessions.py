@@ -99,16 +99,17 @@ def _capped_runs(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | fl
                  max_duration: int | float, runs: IntArray | None
                  ) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
     """`_capped` run by run (interval events), positions counted from the start."""
+    los: list[IntArray] = []
+    his: list[IntArray] = []
+    ends: list[npt.NDArray[Any]] = []
     bounds = one_run(len(times)) if runs is None else runs
-    found = [_capped(times[a:b], reach[a:b], gap, max_duration)
-             for a, b in itertools.pairwise(bounds.tolist()) if b > a]
-    if not found:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, times[:0]
-    offset = [a for a, b in itertools.pairwise(bounds.tolist()) if b > a]
-    return (np.concatenate([lo + a for (lo, _, _), a in zip(found, offset, strict=True)]),
-            np.concatenate([hi + a for (_, hi, _), a in zip(found, offset, strict=True)]),
-            np.concatenate([end for _, _, end in found]))
+    for a, b in itertools.pairwise(bounds.tolist()):
+        if b > a:
+            lo, hi, end = _capped(times[a:b], reach[a:b], gap, max_duration)
+            los.append(lo + a)
+            his.append(hi + a)
+            ends.append(end)
+    return np.concatenate(los), np.concatenate(his), np.concatenate(ends)
 
 
 def _capped(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,

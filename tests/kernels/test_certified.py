@@ -100,3 +100,12 @@ def test_non_finite_values_and_reversed_frames() -> None:
     sums, certified = certified_sums(np.array([1.0, 2.0, 4.0]), lo, hi)
     assert certified.tolist() == [True, False] and sums[0] == 3.0
     assert float_sums(np.array([1.0, 2.0, 4.0]), lo, hi).tolist() == [3.0, 0.0]
+
+
+def test_a_difference_that_overflows_is_not_certified() -> None:
+    """Finite running sums whose difference overflows: the frame's sum (3.4e308) is
+    left to the slow path, which gives what adding its values gives (inf)."""
+    x = np.array([-1.7e308, 1.7e308, 1.7e308])
+    sums, certified = certified_sums(x, np.array([1, 0]), np.array([3, 2]))
+    assert certified.tolist() == [False, True] and sums[1] == 0.0
+    assert float_sums(x, np.array([1]), np.array([3]))[0] == math.inf

@@ -15,8 +15,9 @@ and its error is at most `u * (|d| + 2 (n + 1) M + |r|)`, `d` being the first
 difference. A frame is *certified* when that bound is at most `8u |r|` (about 9e-16
 relative): its sum is then as good as a correctly rounded one to a few units in the
 last place, far inside what adding its own values in order gives. Frames whose sum
-cancels to (near) nothing, and every frame of a sequence holding an infinity, a NaN or
-a running sum that overflows, are not certified; the caller sums those the slow way.
+cancels to (near) nothing or overflows, and every frame of a sequence holding an
+infinity, a NaN or a running sum that overflows, are not certified; the caller sums
+those the slow way.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def certified_sums(values: FloatArray, lo: IntArray, hi: IntArray
     n = len(values)
     if n == 0:
         return None
-    running = np.cumsum(values)
+    with np.errstate(over="ignore", invalid="ignore"):
+        running = np.cumsum(values)
     before = np.empty(n)
     before[0] = 0.0
     before[1:] = running[:-1]
@@ -57,10 +59,12 @@ def certified_sums(values: FloatArray, lo: IntArray, hi: IntArray
     largest = float(max(error_sums.max(), -error_sums.min()))
     prefix = np.concatenate([np.zeros(1), running])
     error_prefix = np.concatenate([np.zeros(1), error_sums])
-    first = prefix[hi] - prefix[lo]
-    sums = first + (error_prefix[hi] - error_prefix[lo])
-    slack = 2.0 * (n + 1) * largest
-    certified = np.abs(first) + slack <= _TRUSTED * np.abs(sums)
+    with np.errstate(over="ignore", invalid="ignore"):
+        first = prefix[hi] - prefix[lo]
+        sums = first + (error_prefix[hi] - error_prefix[lo])
+        slack = 2.0 * (n + 1) * largest
+        # a difference that overflows is never certified (inf <= inf would hold)
+        certified = (np.abs(first) + slack <= _TRUSTED * np.abs(sums)) & np.isfinite(sums)
     empty = hi == lo
     if empty.any():
         sums[empty] = 0.0

@@ -144,13 +144,13 @@ def timed_pair(ours: DataFrame, theirs: DataFrame | None, runs: int,
     after a minutes-long native query (or comparison) would also time the workers'
     restart (about 1 s: measured 2.0 s against 1.0-1.25 s for `Range` w = 10 at 1M
     after 75 s idle)."""
-    mine: list[float] = []
-    others: list[float] = []
     if theirs is not None and their_runs < runs:
         once(ours)
         mine = [once(ours) for _ in range(runs)]
         others = [once(theirs) for _ in range(their_runs)]
         return statistics.median(mine), statistics.median(others)
+    mine = []
+    others = []
     for turn in range(max(runs, their_runs if theirs is not None else 0)):
         if turn < runs:
             mine.append(once(ours))

@@ -124,11 +124,11 @@ def numeric_values(array: pa.Array, value_class: str) -> npt.NDArray[Any]:
     decimals (unscaled), float64 for floating point."""
     if value_class == "decimal":
         return decimal_unscaled(array)
-    target, zero = (pa.float64(), 0.0) if value_class == "float" else (pa.int64(), 0)
+    target, zero, dtype = ((pa.float64(), 0.0, np.float64) if value_class == "float"
+                           else (pa.int64(), 0, np.int64))
     cast = array if array.type == target else array.cast(target)
     filled = cast if cast.null_count == 0 else pc.fill_null(cast, zero)
-    return np.asarray(filled.to_numpy(zero_copy_only=False),
-                      dtype=np.float64 if value_class == "float" else np.int64)
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
 def dense_ranks(array: pa.Array) -> npt.NDArray[np.int64]:

@@ -63,11 +63,26 @@ def range_frames(times: npt.NDArray[Any], start: int | float, end: int | float,
     on that bound. Returns `(lo, hi)` for every anchor.
     """
     left_side, right_side = search_sides(closed)
-    lo = tie_bounds(times, left_side) if start == 0 else np.searchsorted(
-        times, shifted(times, start), side=left_side).astype(np.int64)
-    hi = tie_bounds(times, right_side) if end == 0 else np.searchsorted(
-        times, shifted(times, end), side=right_side).astype(np.int64)
+    lo = offset_positions(times, start, left_side)
+    hi = offset_positions(times, end, right_side)
     return lo, np.maximum(hi, lo)
+
+
+def offset_positions(times: npt.NDArray[Any], offset: int | float, side: Side,
+                     starts: IntArray | None = None, search: RunSearch | None = None
+                     ) -> IntArray:
+    """Where `times + offset` falls in the sorted `times` (`searchsorted` on `side`):
+    the edge of each anchor's own group of equal times when `offset` is 0, found
+    without a search; else a search in the whole array, or within each run of `starts`
+    by `search` (which such a search needs)."""
+    if offset == 0:
+        return tie_bounds(times, side, starts)
+    if starts is None:
+        found: IntArray = np.searchsorted(times, shifted(times, offset), side=side).astype(
+            np.int64)
+        return found
+    assert search is not None
+    return search(shifted(times, offset), search.run_of, side)
 
 
 def tie_bounds(times: npt.NDArray[Any], side: Side, starts: IntArray | None = None
@@ -124,11 +139,9 @@ def segmented_range_frames(times: npt.NDArray[Any], starts: IntArray, start: int
     """`range_frames` for several sorted sequences at once, one per segment of `starts`:
     each bound is searched within its own segment (`runs.RunSearch`), so no frame
     leaves its segment."""
-    search = RunSearch(times, starts)
+    search = RunSearch(times, starts) if start != 0 or end != 0 else None
     left_side, right_side = search_sides(closed)
-    lo = tie_bounds(times, left_side, starts) if start == 0 else search(
-        shifted(times, start), search.run_of, left_side)
-    hi = tie_bounds(times, right_side, starts) if end == 0 else search(
-        shifted(times, end), search.run_of, right_side)
+    lo = offset_positions(times, start, left_side, starts, search)
+    hi = offset_positions(times, end, right_side, starts, search)
     return lo, np.maximum(hi, lo)
 

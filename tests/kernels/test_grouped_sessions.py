@@ -49,10 +49,54 @@ def test_sessions_of_several_runs(runs: list[list[tuple[int, int | None]]], gap:
 def test_capped_point_sessions_equal_the_session_by_session_walk(
         times: list[int], gap: int, max_duration: int) -> None:
     """Point events with a maximum duration, all sessions at once, against the walk that
-    finds one session after another (still used for interval events)."""
+    finds one session after another (still used for a very long uncapped session of
+    interval events)."""
     ticks = np.array(times, dtype=np.int64)
     got = sk._capped_points(ticks, gap, max_duration, None)
     want = sk._capped(ticks, ticks, gap, max_duration)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+interval = st.tuples(st.one_of(st.integers(-40, 40), st.sampled_from([-LONG - 1, LONG - 9])),
+                     st.sampled_from([0, 0, 1, 2, 5, 9, 30, None]))
+
+
+@settings(max_examples=600)
+@given(events=st.lists(interval, min_size=1, max_size=40).map(
+           lambda r: sorted(r, key=lambda e: e[0])),
+       gap=st.integers(0, 8), max_duration=st.one_of(st.integers(1, 25), st.just(LONG)),
+       block=st.sampled_from([1, 2, 3, 8, sk.BLOCK]), floats=st.booleans())
+def test_capped_interval_sessions_equal_the_session_by_session_walk(
+        events: list[tuple[int, int | None]], gap: int, max_duration: int, block: int,
+        floats: bool) -> None:
+    """Interval events (open ones among them) with a maximum duration: the lifting over
+    blocks of uncapped sessions (a block of 1 to 8 events walks every longer uncapped
+    session, mixing both paths) against the walk alone."""
+    times = np.array([t for t, _ in events], dtype=np.int64)
+    reach = np.array([LONG if d is None else min(t + d, LONG) for t, d in events],
+                     dtype=np.int64)
+    if floats:
+        times = times.astype(np.float64) / 4
+        reach = np.where(reach == LONG, np.inf, reach.astype(np.float64) / 4)
+        gap, max_duration = gap / 4, max_duration / 4  # type: ignore[assignment]
+    got = sk._capped_intervals(times, reach, gap, max_duration, None, block)
+    want = sk._capped(times, reach, gap, max_duration)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_capped_interval_sessions_of_a_long_key_run() -> None:
+    """Many uncapped sessions over several blocks, and one longer than a block, against
+    the walk."""
+    rng = np.random.default_rng(11)
+    times = np.cumsum(rng.integers(0, 100, 200_000)).astype(np.int64)
+    times[120_000:160_000] = times[120_000] + np.arange(40_000)  # one uncapped session
+    reach = times + rng.choice([0, 5, 50, 500], len(times))
+    natural = np.diff(np.append(sk._natural(times, reach, 30)[0], len(times)))
+    assert len(natural) > 1_000 and natural.max() > sk.BLOCK  # both paths are taken
+    got = sk._capped_intervals(times, reach, 30, 400, None)
+    want = sk._capped(times, reach, 30, 400)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_array_equal(a, b)
 

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .frames import shifted
-from .runs import chain, one_run, run_index, run_search, running_max
+from .runs import chain, run_index, run_search, running_max
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -44,8 +44,8 @@ def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
              max_duration: int | float | None = None,
              runs: IntArray | None = None) -> Sessions:
     """Sessions of sorted `times` with each event's `reach` (>= its time; `forever(...)`
-    for an open event). Fully vectorised, except interval events with a `max_duration`:
-    one vectorised step per session over that session's events. `runs`: where each of
+    for an open event), vectorised (interval events with a `max_duration` within an
+    uncapped session of over `BLOCK` events: one step per session). `runs`: where each of
     several keys' runs begins, then the length; `times` is sorted within each run, and
     no session spans two runs."""
     n = len(times)
@@ -58,7 +58,7 @@ def sessions(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
     elif np.array_equal(reach, times):
         lo, hi, end = _capped_points(times, gap, max_duration, runs)
     else:
-        lo, hi, end = _capped_runs(times, reach, gap, max_duration, runs)
+        lo, hi, end = _capped_intervals(times, reach, gap, max_duration, runs)
     known = end != forever(times)
     return Sessions(lo, hi, times[lo], end, known)
 
@@ -95,21 +95,98 @@ def _capped_points(times: npt.NDArray[Any], gap: int | float, max_duration: int 
     return lo, hi, end
 
 
-def _capped_runs(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
-                 max_duration: int | float, runs: IntArray | None
-                 ) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
-    """`_capped` run by run (interval events), positions counted from the start."""
+BLOCK = 1 << 15
+"""Events of whole uncapped sessions that `_capped_intervals` computes at once: its
+lifting tables take O(block * log block) memory. A longer uncapped session is walked."""
+
+
+def _capped_intervals(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
+                      max_duration: int | float, runs: IntArray | None,
+                      block: int = BLOCK) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    """Sessions of interval events with a maximum duration. A capped session never
+    outlasts the uncapped session it starts in, so the uncapped sessions are
+    independent: those of up to `block` events are computed together, vectorised
+    (`_capped_block`), a longer one by the session-by-session walk (`_capped`)."""
+    n = len(times)
+    natural = np.append(_natural(times, reach, gap, runs)[0], n).astype(np.int64)
+    sizes = np.diff(natural)
+    alone = sizes > block
+    # a new piece where the running event count crosses a multiple of `block`, and
+    # around every session walked alone
+    cut = np.ones(len(sizes), dtype=bool)
+    cut[1:] = (natural[1:-1] // block != natural[:-2] // block) | alone[1:] | alone[:-1]
+    firsts = np.nonzero(cut)[0]
     los: list[IntArray] = []
     his: list[IntArray] = []
     ends: list[npt.NDArray[Any]] = []
-    bounds = one_run(len(times)) if runs is None else runs
-    for a, b in itertools.pairwise(bounds.tolist()):
-        if b > a:
+    for first, last in itertools.pairwise([*firsts.tolist(), len(sizes)]):
+        a, b = int(natural[first]), int(natural[last])
+        if alone[first]:
             lo, hi, end = _capped(times[a:b], reach[a:b], gap, max_duration)
-            los.append(lo + a)
-            his.append(hi + a)
-            ends.append(end)
+        else:
+            lo, hi, end = _capped_block(times[a:b], reach[a:b], gap, max_duration,
+                                        natural[first:last + 1] - a)
+        los.append(lo + a)
+        his.append(hi + a)
+        ends.append(end)
     return np.concatenate(los), np.concatenate(his), np.concatenate(ends)
+
+
+def _capped_block(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,
+                  max_duration: int | float, natural: IntArray
+                  ) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    """Capped sessions of interval events within the uncapped sessions `natural` (where
+    each begins, then the length), all at once.
+
+    Event `j` breaks a session begun at `i` when no event of `i..j-1` reaches within
+    `gap` of it, i.e. when `cover[j] < i`, `cover[j]` being the last earlier event of
+    its uncapped session with `reach + gap >= times[j]` (-1 if none). So a session begun
+    at `i` ends at the first `j > i` with `cover[j] < i`, or earlier at the first event
+    at or after `times[i] + max_duration`; both searches are binary liftings over
+    tables of block maxima and minima, and the sessions are the chain of these ends
+    from each uncapped session's first event (`runs.chain`)."""
+    n = len(times)
+    owner = run_index(natural)
+    first = natural[:-1][owner]
+    after = natural[1:][owner]
+    levels = max(1, int(np.diff(natural).max()).bit_length())
+    positions = np.arange(n, dtype=np.int64)
+    # cover: move left over whole blocks that all fall short of each event
+    at = positions.copy()
+    reaches = _block_tables(shifted(reach, gap), levels, np.maximum)
+    for size, table in reversed(list(enumerate(reaches))):
+        step = at - (1 << size)
+        move = step >= first
+        move[move] = table[step[move]] < times[move]
+        at[move] = step[move]
+    cover = np.where(at > first, at - 1, -1)
+    # gap break: move right over whole blocks whose covers all reach back to the start
+    at = positions + 1
+    for size, table in reversed(list(enumerate(_block_tables(cover, levels, np.minimum)))):
+        step = at + (1 << size)
+        move = step <= after
+        move[move] = table[at[move]] >= positions[move]
+        at[move] = step[move]
+    cap = shifted(times, max_duration)
+    reached = run_search(times, natural, cap, owner, "left")
+    lo = chain(np.minimum(at, np.maximum(reached, positions + 1)))
+    hi = np.append(lo[1:], n).astype(np.int64)
+    end = np.minimum(shifted(np.maximum.reduceat(reach, lo), gap), cap[lo])
+    return lo, hi, end
+
+
+def _block_tables(values: npt.NDArray[Any], levels: int, combine: np.ufunc
+                  ) -> list[npt.NDArray[Any]]:
+    """`tables[k][q]` = `combine` of `values[q : q + 2**k]` (clipped at the end), for
+    `k < levels`."""
+    tables = [values]
+    for size in range(1, levels):
+        half = 1 << (size - 1)
+        below = tables[-1]
+        table = below.copy()
+        combine(below[:-half], below[half:], out=table[:-half])
+        tables.append(table)
+    return tables
 
 
 def _capped(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | float,

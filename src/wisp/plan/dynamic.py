@@ -201,16 +201,27 @@ def plan_session(events: Events, window: Session, resolved: tuple[ResolvedAggreg
     cap = None if window.max_duration is None else resolve_duration(
         window.max_duration, events.time, "max_duration")
     details = SessionDetails(gap, cap)
-    split = ("sessions found vectorised (a running maximum of the events' reach and a "
-             "comparison with each event's time)" if cap is None else
-             "sessions found one at a time, each by one vectorised scan of its own events, "
-             "split at max_duration")
+    if cap is None:
+        split = ("sessions found vectorised (a running maximum of the events' reach and a "
+                 "comparison with each event's time)")
+    elif events.is_interval:
+        split = ("sessions split at max_duration found vectorised within each uncapped "
+                 "session (each event's last earlier covering event and each start's first "
+                 "break by binary lifting, then the chain of session starts); an uncapped "
+                 "session longer than the kernel's block (32,768 events) is walked one "
+                 "capped session at a time")
+    else:
+        split = ("sessions split at max_duration found vectorised (the uncapped gaps, then "
+                 "within each uncapped session the chain of starts first -> first event at "
+                 "or after first + max_duration -> ... by pointer doubling)")
     lifetimes = " (interval events reach to their end)" if events.is_interval else ""
     how = ("Spark hash-partitions by key and sorts within partitions by key, time and "
            "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
            f"walks each key's run of events{lifetimes}: {split}; aggregates over all "
            "sessions at once.")
     return Plan(events, window, resolved, SESSION_STRATEGY,
-                "sessions of interval events and max_duration splits are sequential; the "
-                "kernel handles them in the same pass as the aggregates, O(n log n) per key",
+                "a session's extent depends on every earlier event of the key (a running "
+                "reach, and with max_duration where the session began), which no frame of "
+                "Spark's window operator expresses; the kernel finds them in the same pass "
+                "as the aggregates, O(n log n) per key",
                 how, "sessions:sessions", tie_break_columns(events), details)

@@ -36,13 +36,14 @@ class Case:
     param: str
 
     def label(self, w: int) -> str:
-        """The parameter as the table shows it: `1,000`, `size/hop 100`, `gap 60 s`."""
+        """The parameter as the table shows it: `1,000`, `size/hop 100`, `gap 60 s`,
+        `alive 10`."""
         if not w:
             return "-"
         if self.param == "w":
             return f"{w:,}"
-        if self.param == "gap":
-            return f"gap {w:,} s"
+        if self.param in ("gap", "max_duration"):
+            return f"{self.param} {w:,} s"
         return f"{self.param} {w:,}"
 
 
@@ -161,6 +162,55 @@ def hopping(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     return ours, theirs
 
 
+@case("streaminsight", widths=(10, 1_000))
+def count_windows(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """CountByStartTime(w) (every key's times are distinct here: each window holds w
+    consecutive events, output at the last one's time), as rowsBetween(0, w-1) kept
+    where lead(t, w-1) exists, that lead being the output time."""
+    ours = _wisp(data, ws.CountByStartTime(w))
+    by_t = Window.partitionBy("k").orderBy("t")
+    theirs = data.df.select("k", F.lead("t", w - 1).over(by_t).alias("t"),
+                            *_over(by_t.rowsBetween(0, w - 1))).where(F.col("t").isNotNull())
+    return ours, theirs
+
+
+LIFE = 10
+"""Interval events live `LIFE` mean gaps (~10 events of a key alive at once)."""
+
+
+def _living(data: Data, life: int) -> ws.Events:
+    """The data as interval events `[t, t + life)`."""
+    return ws.events(data.df.withColumn("e", F.col("t") + life), time="t", end="e", key="k")
+
+
+@case("streaminsight", widths=(10, 1_000), on=("k", "window_start", "window_end"),
+      param="size/hop")
+def interval_hopping(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Hopping(w*hop, hop) over interval events `[t, t + 10 gaps)` (hop = 10 gaps, ~10
+    events of a key), each in every window its lifetime overlaps. Native: each event
+    exploded into the window starts s with t - size < s < end (F.sequence), then
+    groupBy(k, s)."""
+    hop = 10 * data.gap
+    size, life = w * hop, LIFE * data.gap
+    ours = _windows(_aggregates(_living(data, life), ws.Hopping(size, hop)))
+    t = F.col("t")
+    first = (F.floor((t - size) / hop) + 1) * hop
+    last = F.floor((t + life - 1) / hop) * hop
+    starts = data.df.select("k", "v", F.explode(F.sequence(first.cast("long"), last.cast(
+        "long"), F.lit(hop).cast("long"))).alias("window_start"))
+    theirs = starts.groupBy("k", "window_start").agg(*_values()).select(
+        "k", "window_start", (F.col("window_start") + size).alias("window_end"), *VALUES)
+    return ours, theirs
+
+
+@case("streaminsight", widths=(10, 1_000), param="alive")
+def snapshot(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Snapshot() over interval events `[t, t + w gaps)` (~w events of a key alive at
+    any moment): one window between each two consecutive event starts or ends. No
+    native counterpart (a window's maximum needs the set of events alive in it)."""
+    return _selected(_aggregates(_living(data, w * data.gap), ws.Snapshot())), None
+
+
 # ------------------------------------------------------------------- policy windows
 
 
@@ -196,6 +246,20 @@ def sliding_delta(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     theirs = data.df.select("k", "t", *_over(by_t.rangeBetween(-span, 0)),
                             F.min("t").over(Window.partitionBy("k")).alias("first")).where(
         F.col("t") - F.col("first") > span).drop("first")
+    return ours, theirs
+
+
+@case("spl", widths=(10, 1_000))
+def policy_tumbling(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Tumbling(Count(w)): each key's events in batches of w, output at the w-th (an
+    incomplete last batch is not output). Native: row_number() per key, groupBy(k,
+    (row_number - 1) div w), kept where the batch holds w events."""
+    ours = _wisp(data, ws.Tumbling(ws.Count(w)))
+    number = F.row_number().over(Window.partitionBy("k").orderBy("t"))
+    batches = data.df.select("k", "t", "v", F.floor((number - 1) / w).alias("batch"))
+    theirs = batches.groupBy("k", "batch").agg(
+        F.max("t").alias("t"), F.count("*").alias("n"), *_values()).where(
+        F.col("n") == w).select("k", "t", *VALUES)
     return ours, theirs
 
 
@@ -267,6 +331,27 @@ def session(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
         *_values()).select("k", F.col("w.start").alias("window_start"),
                            F.col("w.end").alias("window_end"), *VALUES)
     return ours, theirs
+
+
+@case("dynamic", widths=(10, 1_000))
+def dynamic_clock(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Dynamic(clock(every 10 gaps), start=-(w*gap-1), end=0): per key, a window every
+    ~10 of its events over the ~w events before the tick. No native counterpart short
+    of a join of every tick with every event of its key."""
+    window = ws.Dynamic(ws.clock(10 * data.gap), start=-(w * data.gap - 1), end=0)
+    return _windows(_aggregates(ws.events(data.df, time="t", key="k"), window)), None
+
+
+@case("dynamic", widths=(600, 6_000), on=("k", "window_start", "window_end"),
+      param="max_duration")
+def capped_session(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """Session(60 s, max_duration=w s) over interval events `[ts, ts + 30 s)` on a
+    timestamp time (a key's events ~100 s apart). No native counterpart:
+    session_window has no maximum duration."""
+    df = _stamped(data).withColumn("te", F.col("ts") + F.expr("INTERVAL 30 SECONDS"))
+    events = ws.events(df, time="ts", end="te", key="k")
+    window = ws.Session(dt.timedelta(seconds=60), max_duration=dt.timedelta(seconds=w))
+    return _windows(_aggregates(events, window)), None
 
 
 # --------------------------------------------------------------------------- floors

@@ -5,6 +5,7 @@ far-future times, timestamp delta attributes and every policy combination."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import Any
 
@@ -141,3 +142,44 @@ def test_last_n_tuples_by_spark_frames_match_oracle(spark: SparkSession,
     scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
     assert_rows_match(collect(result, key), expected,
                       scales={"sum_v": max(scale, 1.0), "mean_v": max(scale, 1.0)})
+
+
+BATCH_AGGREGATIONS: list[Aggregation] = [
+    *NATIVE_AGGREGATIONS, ws.stddev("v"), ws.variance("v"), ws.max("s"), ws.min("s")]
+
+
+@settings(max_examples=15)
+@given(rows=event_rows(), n=st.integers(1, 5), partial=st.booleans(),
+       key_choice=st.integers(0, 2))
+def test_batches_of_n_by_spark_match_oracle(spark: SparkSession, rows: list[dict[str, Any]],
+                                            n: int, partial: bool, key_choice: int) -> None:
+    # Tumbling(Count(n)) in time order is batches of n consecutive tuples: with order-free
+    # aggregations it runs as Spark's row_number and one groupBy
+    key = [[], ["k"], ["k", "s"]][key_choice]
+    window = ws.Tumbling(ws.Count(n), partial=partial)
+    ev = ws.events(to_frame(spark, rows), time="ts", key=key)
+    result = ev.window(window).agg(*BATCH_AGGREGATIONS)
+    assert "Strategy native-batches" in ws.explain(result)
+    expected = sort_output(spl_window(rows, time="ts", key=key, order=None, columns=COLUMNS,
+                                      window=window, aggs=BATCH_AGGREGATIONS), key)
+    scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
+    scale = max(scale if math.isfinite(scale) else 1.0, 1.0)
+    assert_rows_match(collect(result, key), expected,
+                      scales={"sum_v": scale, "mean_v": scale, "stddev_v": scale,
+                              "variance_v": scale * scale})
+
+
+def test_batches_need_time_order_and_order_free_aggregations(spark: SparkSession) -> None:
+    rows = [{"k": "a", "ts": BASES[0] + i * SECOND, "a": 0.0, "v": float(i), "s": "x",
+             "p": False, "seq": 5 - i} for i in range(5)]
+    ev = ws.events(to_frame(spark, rows), time="ts", key="k")
+    batches = ws.Tumbling(ws.Count(2))
+    assert "Strategy native-batches" in ws.explain(ev.window(batches).agg(ws.sum("v")))
+    # first/last/collect follow arrival order, which a hash aggregation does not keep
+    assert "Strategy arrow-spl" in ws.explain(ev.window(batches).agg(ws.first("v")))
+    # with `order`, arrival is not time order: the kernel replays it
+    ordered = ws.events(to_frame(spark, rows), time="ts", key="k", order="seq")
+    assert "Strategy arrow-spl" in ws.explain(ordered.window(batches).agg(ws.sum("v")))
+    # a tumbling window sized by time, delta or punctuation stays on the kernel
+    assert "Strategy arrow-spl" in ws.explain(
+        ev.window(ws.Tumbling(ws.Time(dt.timedelta(seconds=2)))).agg(ws.sum("v")))

@@ -10,10 +10,12 @@ from ..plan.fenl import Periods
 from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
 from ..plan.streaminsight import Buckets
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US
+from ..spec.windows import Tumbling
 from .arrow_codec import DAY
 from .columns import col, fail_where, guarded, output_time_type
 
 BUCKET = "__wisp_window_start"
+BATCH = "__wisp_batch"
 TICK = "__wisp_tick"
 NEXT = "__wisp_next_tick"
 NEWEST = "__wisp_newest_tick"
@@ -100,6 +102,36 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
         return out
     return out.filter(col("__wisp_before") & col("__wisp_after")).drop(
         "__wisp_before", "__wisp_after")
+
+
+def batches(plan: Plan, observation: Observation) -> DataFrame:
+    """`Tumbling(Count(n))` over tuples arriving in time order (ties by the tie-break
+    columns): each key's tuples numbered by row_number, then one hash aggregation by
+    (key, (number - 1) div n), on the partitioning the numbering left (no second
+    shuffle). `window_start` = the batch's first time, `window_end` = `time` = its last
+    (both inclusive; the n-th tuple fires the window); a last batch of fewer than n
+    tuples is kept only when `partial`."""
+    events = plan.events
+    n: int = plan.details
+    window = plan.window
+    assert isinstance(window, Tumbling)
+    keys = [col(k) for k in events.key]
+    time = col(events.time.name)
+    ordering = [time.asc_nulls_first()] + [col(c).asc_nulls_first() for c in plan.tie_break]
+    arrival = (Window.partitionBy(*keys) if keys else Window).orderBy(*ordering)
+    number = F.row_number().over(arrival) - F.lit(1)
+    numbered = guarded(events, observation).withColumn(BATCH, F.floor(number / F.lit(n)))
+    grouped = numbered.groupBy(*keys, col(BATCH)).agg(
+        F.min(time).alias("__wisp_first"), F.max(time).alias("__wisp_last"),
+        F.count(F.lit(1)).alias("__wisp_tuples"),
+        *[_aggregate(r, None) for r in plan.aggregations])
+    if not window.partial:
+        grouped = grouped.filter(col("__wisp_tuples") == F.lit(n))
+    time_type = output_time_type(events.time)
+    last = col("__wisp_last").cast(time_type)
+    return grouped.select(*keys, col("__wisp_first").cast(time_type).alias("window_start"),
+                          last.alias("window_end"), last.alias("time"),
+                          *[col(r.name) for r in plan.aggregations])
 
 
 def time_ticks(time: TimeColumn) -> Column:

@@ -3,8 +3,11 @@
 Both resolve their policies against the schema (durations in ticks of the time column,
 delta attributes and their thresholds, punctuation flags) and run the `arrow-spl`
 strategy: per key, the tuples in arrival order through the policy kernel of
-`wisp.kernels.spl`. Arrival order: `order`, then time, then every other atomic column
-(nulls first) when `order` is given; else time, then the other columns.
+`wisp.kernels.spl`. Two shapes run on Spark alone: the last n tuples at every arrival
+(n <= 32) as `native-frames`, and count-sized tumbling windows in time order with
+order-free aggregations as `native-batches`. Arrival order: `order`, then time, then
+every other atomic column (nulls first) when `order` is given; else time, then the
+other columns.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from ..events import Events, TimeColumn, time_kind
 from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
-from .aggregations import refuse_lifetimes
+from .aggregations import grouped_blocker, refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation, RowsFrame
+from .planner import tie_break_columns
 from .psi import native_frames_plan, native_rows
 from .ticks import DAY, resolve_duration
 
 STRATEGY = "arrow-spl"
+BATCHES = "native-batches"
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,9 @@ def plan_policy_tumbling(events: Events, window: Tumbling,
         raise bad_value("align", "None for a policy-sized Tumbling window (give the phase "
                         "as Time(t, align=...))", window.align)
     policy = resolve_policy(window.size, events, "size")
+    if strategy is None and events.order is None and policy.kind == "count" and (
+            grouped_blocker(resolved) is None):
+        return _batches_plan(events, window, policy.n, resolved)
     details = SplDetails("tumbling", policy, None, window.partial, arrival_columns(events))
     words = (f"tumbling window, {_words(policy)}"
              f"{', the unfired tail flushed' if window.partial else ''}")
@@ -207,3 +215,19 @@ def plan_policy_tumbling(events: Events, window: Tumbling,
                 "it exactly in one pass over each key's sorted tuples",
                 HOW.format(policies=words), "spl:policy_windows", _ties(events, details),
                 details)
+
+
+def _batches_plan(events: Events, window: Tumbling, n: int,
+                  resolved: tuple[ResolvedAggregation, ...]) -> Plan:
+    """`Tumbling(Count(n))` in time order as numbered batches: `native:batches`."""
+    how = ("Spark numbers each key's tuples in arrival order (row_number over a window "
+           "partitioned by key and ordered by time and the tie-break columns: one shuffle "
+           f"and sort), then aggregates by (key, (number - 1) div {n}) with its own hash "
+           "aggregation on the same partitioning (no second shuffle); window_start = the "
+           "batch's first time, window_end = time = its last"
+           f"{'' if window.partial else f'; batches of fewer than {n} tuples dropped'}.")
+    return Plan(events, window, resolved, BATCHES,
+                "count-sized tumbling windows in time order are batches of consecutive "
+                "tuples and every aggregation has an exact order-free Spark form: one "
+                "numbering and one groupBy compute them, whatever n", how,
+                "native:batches", tie_break_columns(events), n)

@@ -17,10 +17,14 @@ from .arrow_codec import dense_ranks, numeric_values, validity
 
 
 def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
-                    stab: sb.Stabbing) -> pa.Array:
+                    stab: sb.Stabbing, memo: dict[tuple[str, str], Any] | None = None
+                    ) -> pa.Array:
     """One aggregation per position of `stab`, over the items alive there (`ticks`:
-    the items' times, for udafs)."""
+    the items' times, for udafs). `memo` (optional) shares the valid counts and the
+    numeric sums of a column between the aggregations of one call (mean reuses sum's
+    sums, min and max the counts)."""
     n = len(ticks)
+    memo = {} if memo is None else memo
     if job.column is None:
         return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
     column = group.column(job.column).combine_chunks()
@@ -41,13 +45,24 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
         return to_arrow(sb.alive_extreme_by_rank(stab, fn, dense_ranks(column), valid),
                         column, job)
     values = numeric_values(column, job.value_class)
+    counts_key, sums_key = (job.column, "counts"), (job.column, "sums")
+    if fn in ("min", "max", "mean") and counts_key not in memo:
+        memo[counts_key] = stab.counts(valid)
+    if fn in ("sum", "mean") and job.value_class in ("integer", "float") and (
+            sums_key not in memo):  # their sums are the unscaled ones
+        memo[sums_key] = sb.alive_sum(stab, values, valid).values
     if fn in ("min", "max"):
-        return to_arrow(sb.alive_extreme(stab, fn, values, valid), column, job)
+        return to_arrow(sb.alive_extreme(stab, fn, values, valid, memo[counts_key]),
+                        column, job)
     if fn == "sum":
+        if sums_key in memo:
+            return to_arrow(wa.Values(memo[sums_key], np.ones(stab.m, dtype=bool)),
+                            column, job)
         return to_arrow(sb.alive_sum(stab, values, valid), column, job)
     values = scaled(values, job, column)
     if fn == "mean":
-        return to_arrow(sb.alive_mean(stab, values, valid), column, job)
+        return to_arrow(sb.alive_mean(stab, values, valid, memo.get(sums_key),
+                                      memo[counts_key]), column, job)
     if fn in ("variance", "stddev"):
         return to_arrow(sb.alive_moments(stab, fn, values, valid), column, job)
     raise AssertionError(f"no kernel for {fn}")

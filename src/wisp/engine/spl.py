@@ -107,7 +107,8 @@ class SplKernel:
             last = sb.alive_positions(stab, len(ticks), everything, "last")
             known = first.valid
             start, end = ticks[first.positions], ticks[last.positions]
-            results = [aggregate_alive(job, group, ticks, stab)
+            shared: dict[tuple[str, str], Any] = {}
+            results = [aggregate_alive(job, group, ticks, stab, shared)
                        for job in self.aggregates]
         columns.append(from_ticks(start, known, self.time_kind, self.time_scale))
         columns.append(from_ticks(end, known, self.time_kind, self.time_scale))

@@ -270,7 +270,8 @@ class IntervalKernel(PerKeyKernel):
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
         alive = sb.Stabbing(groups.event_first, groups.event_stop, groups.base_count)
-        results = [self.aggregate(job, group, start, end, groups, alive).take(
+        memo: dict[tuple[str, str], Any] = {}
+        results = [self.aggregate(job, group, start, end, groups, alive, memo).take(
             pa.array(rows.group)) for job in self.aggregates]
         begin, stop, stop_known = rows.start, rows.end, rows.end_known
         times = rows.time
@@ -303,7 +304,8 @@ class IntervalKernel(PerKeyKernel):
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
     def aggregate(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
-                  end: iv.IntArray, groups: iv.Groups, alive: sb.Stabbing) -> pa.Array:
+                  end: iv.IntArray, groups: iv.Groups, alive: sb.Stabbing,
+                  memo: dict[tuple[str, str], Any] | None = None) -> pa.Array:
         """One aggregation per group: hopping and snapshot windows from each event's range
         of base runs (`alive`), without listing members; count windows (whose members
         are contiguous) and MEMBER_LISTS aggregates over the listed members."""
@@ -311,7 +313,8 @@ class IntervalKernel(PerKeyKernel):
             if job.fn == "time_weighted_mean":  # snapshot: every weight is equal
                 job = replace(job, fn="mean")
             ticks = start * self.unit
-            return aggregate_alive(job, group, ticks, alive).take(pa.array(groups.base_of))
+            return aggregate_alive(job, group, ticks, alive, memo).take(
+                pa.array(groups.base_of))
         if job.fn == "time_weighted_mean":
             assert job.column is not None
             positions, weights, lo, hi = iv.clipped_weights(start, end, groups)

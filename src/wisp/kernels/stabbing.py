@@ -207,18 +207,26 @@ def alive_sum(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray) -> Val
     return Values(stab.reduce(values.astype(np.float64), np.add, 0.0, valid), everywhere)
 
 
-def alive_mean(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray) -> Values:
-    counts = stab.counts(valid)
-    sums = alive_sum(stab, values, valid).values
+def alive_mean(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray,
+               sums: npt.NDArray[Any] | None = None, counts: IntArray | None = None
+               ) -> Values:
+    """Mean of the valid values (null over a window without any); `sums` and `counts`,
+    when given, are the windows' sums and valid counts already computed."""
+    if counts is None:
+        counts = stab.counts(valid)
+    if sums is None:
+        sums = alive_sum(stab, values, valid).values
     with np.errstate(divide="ignore", invalid="ignore"):
         means = np.where(counts > 0, sums.astype(np.float64) / np.maximum(counts, 1), 0.0)
     return Values(means, counts > 0)
 
 
 def alive_extreme(stab: Stabbing, kind: str, values: npt.NDArray[Any],
-                  valid: BoolArray) -> Values:
-    """`min` or `max`; NaN is the greatest value, as in Spark."""
-    counts = stab.counts(valid)
+                  valid: BoolArray, counts: IntArray | None = None) -> Values:
+    """`min` or `max`; NaN is the greatest value, as in Spark. `counts`, when given, are
+    the windows' valid counts already computed."""
+    if counts is None:
+        counts = stab.counts(valid)
     if values.dtype.kind == "f":
         data = values.astype(np.float64)
         if kind == "max":

@@ -132,16 +132,26 @@ def test_last_n_tuples_by_spark_frames_match_oracle(spark: SparkSession,
                                                     partial: bool, key_choice: int) -> None:
     # Sliding(Count(n)) with the default Count(1) trigger, in time order, is the Rows
     # window (-(n-1), 0): with aggregations Spark computes exactly it runs on Spark's frame
-    key = [[], ["k"], ["k", "s"]][key_choice]
-    window = ws.Sliding(ws.Count(n), partial=partial)
+    assert_on_spark_matches_oracle(spark, rows, [[], ["k"], ["k", "s"]][key_choice],
+                                   ws.Sliding(ws.Count(n), partial=partial),
+                                   NATIVE_AGGREGATIONS, "native-frames")
+
+
+def assert_on_spark_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],
+                                   key: list[str], window: Any,
+                                   aggregations: list[Aggregation], strategy: str) -> None:
+    """`window` over `rows` (time order, no `order`) runs as `strategy` and matches the
+    oracle: float sums, means and moments within the scale of the values."""
     ev = ws.events(to_frame(spark, rows), time="ts", key=key)
-    result = ev.window(window).agg(*NATIVE_AGGREGATIONS)
-    assert "native-frames" in ws.explain(result)
+    result = ev.window(window).agg(*aggregations)
+    assert f"Strategy {strategy}" in ws.explain(result)
     expected = sort_output(spl_window(rows, time="ts", key=key, order=None, columns=COLUMNS,
-                                      window=window, aggs=NATIVE_AGGREGATIONS), key)
+                                      window=window, aggs=aggregations), key)
     scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
+    scale = max(scale if math.isfinite(scale) else 1.0, 1.0)
     assert_rows_match(collect(result, key), expected,
-                      scales={"sum_v": max(scale, 1.0), "mean_v": max(scale, 1.0)})
+                      scales={"sum_v": scale, "mean_v": scale, "stddev_v": scale,
+                              "variance_v": scale * scale})
 
 
 BATCH_AGGREGATIONS: list[Aggregation] = [
@@ -155,18 +165,9 @@ def test_batches_of_n_by_spark_match_oracle(spark: SparkSession, rows: list[dict
                                             n: int, partial: bool, key_choice: int) -> None:
     # Tumbling(Count(n)) in time order is batches of n consecutive tuples: with order-free
     # aggregations it runs as Spark's row_number and one groupBy
-    key = [[], ["k"], ["k", "s"]][key_choice]
-    window = ws.Tumbling(ws.Count(n), partial=partial)
-    ev = ws.events(to_frame(spark, rows), time="ts", key=key)
-    result = ev.window(window).agg(*BATCH_AGGREGATIONS)
-    assert "Strategy native-batches" in ws.explain(result)
-    expected = sort_output(spl_window(rows, time="ts", key=key, order=None, columns=COLUMNS,
-                                      window=window, aggs=BATCH_AGGREGATIONS), key)
-    scale = math.fsum(abs(r["v"]) for r in rows if r["v"] is not None and r["v"] == r["v"])
-    scale = max(scale if math.isfinite(scale) else 1.0, 1.0)
-    assert_rows_match(collect(result, key), expected,
-                      scales={"sum_v": scale, "mean_v": scale, "stddev_v": scale,
-                              "variance_v": scale * scale})
+    assert_on_spark_matches_oracle(spark, rows, [[], ["k"], ["k", "s"]][key_choice],
+                                   ws.Tumbling(ws.Count(n), partial=partial),
+                                   BATCH_AGGREGATIONS, "native-batches")
 
 
 def test_batches_need_time_order_and_order_free_aggregations(spark: SparkSession) -> None:

@@ -114,13 +114,16 @@ def float_sums(values: npt.NDArray[np.float64], lo: IntArray, hi: IntArray
     (`certified.py`, O(n + m)), and the blocked scans (which only add a frame's own
     values) for the frames that cannot be certified."""
     found = certified_sums(values, lo, hi)
-    if found is None:
-        (sums,) = blocked_query((values,), lo, hi, sum_monoid())
-        return sums
-    sums, certified = found
-    if not certified.all():
-        redo = np.nonzero(~certified)[0]
-        (sums[redo],) = blocked_query((values,), lo[redo], hi[redo], sum_monoid())
+    # a frame whose values add up beyond the float range sums to an infinity (or NaN,
+    # with both signs), as adding them in order does: not worth a warning
+    with np.errstate(over="ignore", invalid="ignore"):
+        if found is None:
+            (sums,) = blocked_query((values,), lo, hi, sum_monoid())
+            return sums
+        sums, certified = found
+        if not certified.all():
+            redo = np.nonzero(~certified)[0]
+            (sums[redo],) = blocked_query((values,), lo[redo], hi[redo], sum_monoid())
     return sums
 
 

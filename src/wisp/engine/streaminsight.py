@@ -270,9 +270,11 @@ class IntervalKernel(PerKeyKernel):
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
         alive = sb.Stabbing(groups.event_first, groups.event_stop, groups.base_count)
-        memo: dict[tuple[str, str], Any] = {}
-        results = [self.aggregate(job, group, start, end, groups, alive, memo).take(
-            pa.array(rows.group)) for job in self.aggregates]
+        alive_memo: dict[tuple[str, str], Any] = {}
+        frame_memo: dict[tuple[str, ...], Any] = {}
+        results = [self.aggregate(job, group, start, end, groups, alive, alive_memo,
+                                  frame_memo).take(pa.array(rows.group))
+                   for job in self.aggregates]
         begin, stop, stop_known = rows.start, rows.end, rows.end_known
         times = rows.time
         if self.window.kind == "hopping" and self.window.output == "changes":
@@ -305,15 +307,18 @@ class IntervalKernel(PerKeyKernel):
 
     def aggregate(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
                   end: iv.IntArray, groups: iv.Groups, alive: sb.Stabbing,
-                  memo: dict[tuple[str, str], Any] | None = None) -> pa.Array:
+                  alive_memo: dict[tuple[str, str], Any] | None = None,
+                  frame_memo: dict[tuple[str, ...], Any] | None = None) -> pa.Array:
         """One aggregation per group: hopping and snapshot windows from each event's range
         of base runs (`alive`), without listing members; count windows (whose members
-        are contiguous) and MEMBER_LISTS aggregates over the listed members."""
+        are contiguous) and MEMBER_LISTS aggregates over the listed members. The memos
+        (optional) share conversions, counts and sums between the aggregations of one
+        call, one for each of the two ways."""
         if self.window.kind != "count" and not needs_members(job, self.window.kind):
             if job.fn == "time_weighted_mean":  # snapshot: every weight is equal
                 job = replace(job, fn="mean")
             ticks = start * self.unit
-            return aggregate_alive(job, group, ticks, alive, memo).take(
+            return aggregate_alive(job, group, ticks, alive, alive_memo).take(
                 pa.array(groups.base_of))
         if job.fn == "time_weighted_mean":
             assert job.column is not None
@@ -330,7 +335,7 @@ class IntervalKernel(PerKeyKernel):
             np.array_equal(positions, np.arange(len(positions))))
         taken = group if identity else group.take(pa.array(positions))
         ticks = (start if identity else start[positions]) * self.unit
-        return aggregate(job, taken, ticks, groups.lo, groups.hi)
+        return aggregate(job, taken, ticks, groups.lo, groups.hi, frame_memo)
 
     def udaf_over_lifetimes(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
                             end: iv.IntArray, groups: iv.Groups) -> pa.Array:

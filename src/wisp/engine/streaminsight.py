@@ -330,11 +330,15 @@ class IntervalKernel(PerKeyKernel):
             return pa.array(result, pa.float64(), mask=null_mask(valid)).cast(job.output_type)
         if job.lifetimes:
             return self.udaf_over_lifetimes(job, group, start, end, groups)
-        positions = groups.positions
-        identity = len(positions) == group.num_rows and bool(
-            np.array_equal(positions, np.arange(len(positions))))
-        taken = group if identity else group.take(pa.array(positions))
-        ticks = (start if identity else start[positions]) * self.unit
+        frame_memo = {} if frame_memo is None else frame_memo
+        if ("members",) not in frame_memo:  # the members' rows, once per call
+            positions = groups.positions
+            identity = len(positions) == group.num_rows and bool(
+                np.array_equal(positions, np.arange(len(positions))))
+            taken = group if identity else group.take(pa.array(positions))
+            ticks = (start if identity else start[positions]) * self.unit
+            frame_memo[("members",)] = taken, ticks
+        taken, ticks = frame_memo[("members",)]
         return aggregate(job, taken, ticks, groups.lo, groups.hi, frame_memo)
 
     def udaf_over_lifetimes(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wisp.kernels.runs import run_index, run_search, running_max
+from wisp.kernels.runs import counts_at_most, run_index, run_search, running_max
 
 BIG = np.iinfo(np.int64).max
 numbers = st.one_of(st.integers(-50, 50), st.sampled_from([-BIG - 1, BIG, -BIG, BIG - 1]))
@@ -58,3 +58,11 @@ def test_run_search_stays_in_each_run(groups: list[list[int]],
 
 def test_run_index() -> None:
     assert run_index(np.array([0, 2, 2, 5], dtype=np.int64)).tolist() == [0, 0, 2, 2, 2]
+
+
+@settings(max_examples=300)
+@given(values=st.lists(st.integers(-5, 40), max_size=40), m=st.integers(0, 30))
+def test_counts_at_most_is_a_search_of_the_sorted_values(values: list[int], m: int) -> None:
+    ordered = np.sort(np.array(values, dtype=np.int64))
+    want = np.searchsorted(ordered, np.arange(m), side="right")
+    np.testing.assert_array_equal(counts_at_most(np.array(values, dtype=np.int64), m), want)

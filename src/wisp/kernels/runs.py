@@ -63,6 +63,15 @@ def running_max(values: npt.NDArray[Any], runs: IntArray) -> npt.NDArray[Any]:
     return ranked
 
 
+def counts_at_most(values: IntArray, m: int) -> IntArray:
+    """For each `i` in `0..m-1`, how many of the integer `values` are at most `i`: what
+    `searchsorted(sorted(values), arange(m), side="right")` gives, by counting (O(n + m),
+    no search, no sort)."""
+    counted = np.bincount(np.clip(values, 0, m), minlength=m + 1)[:m]
+    result: IntArray = np.cumsum(counted).astype(np.int64)
+    return result
+
+
 def chain(nxt: IntArray) -> IntArray:
     """The positions `0, nxt[0], nxt[nxt[0]], ...` below `n`, by pointer doubling
     (O(n log n), vectorised)."""

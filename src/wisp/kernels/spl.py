@@ -52,6 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .runs import (
+    counts_at_most,
     offsets,
     one_run,
     owners,
@@ -252,9 +253,10 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
         qlo, qhi = kept_before[qlo], kept_before[qhi]
         fire_time, fire_run = fire_time[keep], fire_run[keep]
     if np.all(np.diff(qhi) >= 0):
-        fires = np.arange(len(fire_time), dtype=np.int64)
-        lo = np.searchsorted(qhi, fires, side="right").astype(np.int64)
-        hi = np.searchsorted(qlo, fires, side="right").astype(np.int64)
+        # firing f holds the tuples alive at it: those gone by f (qhi <= f) come first,
+        # then those inserted by f (qlo <= f)
+        lo = counts_at_most(qhi, len(fire_time))
+        hi = counts_at_most(qlo, len(fire_time))
         return Frames(fire_time, lo, np.maximum(hi, lo), fire_run)
     return Alive(fire_time, qlo, qhi, fire_run)
 
@@ -299,9 +301,9 @@ def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
     ev_kill = ev_kill.astype(np.int64)
     if not len(ev_kill):
         return cap
-    positions = np.arange(n, dtype=np.int64)
-    # the run's events strictly after the insertion of j: order keys in (2j, 2 * end)
-    after = np.searchsorted(ev_order, 2 * positions, side="right").astype(np.int64)
+    # the run's events strictly after the insertion of j: order keys in (2j, 2 * end);
+    # an order key k is at most 2j exactly when ceil(k / 2) is at most j
+    after = counts_at_most((ev_order + 1) // 2, n)
     ev_runs = np.searchsorted(ev_order, 2 * runs, side="left").astype(np.int64)
     stop = ev_runs[1:][run_index(runs)]
     if times.dtype.kind != "f" and isinstance(t, int | np.integer):

@@ -84,14 +84,28 @@ def _capped_points(times: npt.NDArray[Any], gap: int | float, max_duration: int 
     the gap breaks are the uncapped ones whatever a session's start; within each
     uncapped session the starts are the chain `first -> first event at or after
     first + max_duration -> ...`, followed for all sessions at once (`runs.chain`)."""
-    n = len(times)
-    natural_lo, _, _ = _natural(times, times, gap, runs)
-    segments = np.append(natural_lo, n).astype(np.int64)
+    natural = np.append(_natural(times, times, gap, runs)[0], len(times)).astype(np.int64)
+    cap, capped = _cap_breaks(times, natural, max_duration)
+    return _chained(capped, times, gap, cap)
+
+
+def _cap_breaks(times: npt.NDArray[Any], natural: IntArray, max_duration: int | float
+                ) -> tuple[npt.NDArray[Any], IntArray]:
+    """Each event's cap (`times + max_duration`) and, for a session begun at it, where
+    the cap ends it: the first event of its uncapped session (`natural`: where each
+    begins, then the length) at or after the cap, and at least the next event."""
     cap = shifted(times, max_duration)
-    reached = run_search(times, segments, cap, run_index(segments), "left")
-    lo = chain(np.maximum(reached, np.arange(1, n + 1, dtype=np.int64)))
-    hi = np.append(lo[1:], n).astype(np.int64)
-    end = np.minimum(shifted(times[hi - 1], gap), cap[lo])
+    reached = run_search(times, natural, cap, run_index(natural), "left")
+    return cap, np.maximum(reached, np.arange(1, len(times) + 1, dtype=np.int64))
+
+
+def _chained(nxt: IntArray, reach: npt.NDArray[Any], gap: int | float,
+             cap: npt.NDArray[Any]) -> tuple[IntArray, IntArray, npt.NDArray[Any]]:
+    """The sessions whose starts are the chain `0 -> nxt[0] -> ...` (`runs.chain`): their
+    events `lo:hi` and ends (the largest reach + gap, at most the start's cap)."""
+    lo = chain(nxt)
+    hi = np.append(lo[1:], len(nxt)).astype(np.int64)
+    end = np.minimum(shifted(np.maximum.reduceat(reach, lo), gap), cap[lo])
     return lo, hi, end
 
 
@@ -167,12 +181,8 @@ def _capped_block(times: npt.NDArray[Any], reach: npt.NDArray[Any], gap: int | f
         move = step <= after
         move[move] = table[at[move]] >= positions[move]
         at[move] = step[move]
-    cap = shifted(times, max_duration)
-    reached = run_search(times, natural, cap, owner, "left")
-    lo = chain(np.minimum(at, np.maximum(reached, positions + 1)))
-    hi = np.append(lo[1:], n).astype(np.int64)
-    end = np.minimum(shifted(np.maximum.reduceat(reach, lo), gap), cap[lo])
-    return lo, hi, end
+    cap, capped = _cap_breaks(times, natural, max_duration)
+    return _chained(np.minimum(at, capped), reach, gap, cap)
 
 
 def _block_tables(values: npt.NDArray[Any], levels: int, combine: np.ufunc

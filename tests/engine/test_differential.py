@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import wisp as ws
+from wisp.engine import sorting
 from wisp.spec.aggregates import Aggregation
 from wisp.windowed import run
 
@@ -141,4 +142,25 @@ def test_cumulative_matches_oracle(spark: SparkSession, rows: list[dict[str, Any
     actual = collect(result, opts["key"])
     expected = sort_output(cumulative(rows, time="ts", columns=COLUMNS,
                                       aggs=[*aggregations, SCALE], **opts), opts["key"])
+    check(actual, expected)
+
+
+@settings(max_examples=12)
+@given(rows=event_rows(), key_choice=st.integers(0, 2), use_order=st.booleans(),
+       use_range=st.booleans())
+def test_windows_sorted_through_spilled_runs_match_oracle(
+        spark: SparkSession, monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]],
+        key_choice: int, use_order: bool, use_range: bool) -> None:
+    """The worker's sort past its memory budget: every batch a sorted run on disk, the
+    runs merged two rows of each at a time."""
+    monkeypatch.setattr(sorting, "SORT_BUDGET_BYTES", 0)
+    monkeypatch.setattr(sorting, "MERGE_ROWS", 2)
+    opts = options(key_choice, use_order)
+    ev = ws.events(to_frame(spark, rows), time="ts", **opts)
+    window: ws.Rows | ws.Range = ws.Range("-1s", "250ms") if use_range else ws.Rows(
+        -3, 1, partial=True)
+    actual = collect(ev.window(window).agg(*AGGREGATIONS), opts["key"])
+    oracle = range_window if use_range else rows_window
+    expected = sort_output(oracle(rows, time="ts", columns=COLUMNS, window=window,
+                                  aggs=[*AGGREGATIONS, SCALE], **opts), opts["key"])
     check(actual, expected)

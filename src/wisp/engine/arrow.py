@@ -39,7 +39,7 @@ from .arrow_codec import (
     to_ticks,
     validity,
 )
-from .columns import col, guarded
+from .columns import guarded
 
 
 @dataclass(frozen=True)
@@ -494,21 +494,20 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
         aggregate_jobs,
         aggregation_columns,
         arrow_schema,
-        by_key,
+        mapped_by_key,
         output_fields,
     )
 
     events = plan.events
     keys = list(events.key)
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan)]))
-    narrow = by_key(guarded(events, observation), keys,
-                    [events.time.name, *plan.tie_break]).select(*[col(c) for c in needed])
     fields = output_fields(events, plan.aggregations)
     kernel = FrameKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, frame=plan.details, aggregates=aggregate_jobs(plan),
         schema=arrow_schema(fields), chunk_rows=CHUNK_ROWS)
-    return narrow.mapInArrow(kernel, T.StructType(fields))
+    return mapped_by_key(guarded(events, observation), keys,
+                         [events.time.name, *plan.tie_break], needed, kernel, fields)
 
 
 def arrow_type(data_type: T.DataType) -> pa.DataType:

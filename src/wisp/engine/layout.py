@@ -12,8 +12,11 @@ from pyspark.sql import types as T
 
 from ..events import Events
 from ..plan.nodes import Plan, ResolvedAggregation
+from ..plan.planner import sorts_in_worker
+from . import sorting
 from .arrow import AggregateJob, arrow_type
 from .columns import col, output_time_type
+from .sorting import Kernel, SortedInput
 
 
 def by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str]) -> DataFrame:
@@ -23,6 +26,26 @@ def by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str]) -> DataFram
     partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
     return partitioned.sortWithinPartitions(*[col(c).asc_nulls_first()
                                               for c in [*keys, *order]])
+
+
+def mapped_by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str],
+                  needed: Sequence[str], kernel: Kernel, fields: list[T.StructField]
+                  ) -> DataFrame:
+    """`kernel` mapped over `df`'s columns `needed`, hash-partitioned by `keys`, each
+    partition's events sorted by `keys` then `order` (ascending, nulls first) before the
+    kernel sees them. When Arrow orders every one of those columns as Spark does, the
+    Python worker sorts (`sorting.SortedInput`: cheaper than Spark's sort, spilling
+    sorted runs to disk past a budget); otherwise Spark sorts (`by_key`)."""
+    sort_columns = list(dict.fromkeys([*keys, *order]))
+    schema = T.StructType(fields)
+    if sorts_in_worker(df.schema, sort_columns):
+        partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
+        selected = list(dict.fromkeys([*needed, *sort_columns]))
+        worker = SortedInput(kernel, tuple(sort_columns), sorting.SORT_BUDGET_BYTES,
+                             sorting.MERGE_ROWS)
+        return partitioned.select(*[col(c) for c in selected]).mapInArrow(worker, schema)
+    return by_key(df, keys, order).select(*[col(c) for c in needed]).mapInArrow(
+        kernel, schema)
 
 
 def aggregation_columns(plan: Plan) -> list[str]:

@@ -53,6 +53,34 @@ def tie_break_columns(events: Events) -> tuple[str, ...]:
                  if f.name not in skip and isinstance(f.dataType, T.AtomicType))
 
 
+def sorts_in_worker(schema: T.StructType, columns: Sequence[str]) -> bool:
+    """Whether the Python worker, not Spark, sorts a kernel's events by `columns`: when
+    Arrow orders every one of them as Spark's ascending sort does (numbers, booleans,
+    dates, timestamps, binary, strings of the default binary collation). Nested types,
+    collated strings and intervals stay on Spark's sort."""
+    types = {f.name: f.dataType for f in schema.fields}
+    return all(name in types and _arrow_orders_as_spark(types[name]) for name in columns)
+
+
+def sort_words(events: Events, order: Sequence[str]) -> str:
+    """How a kernel strategy's events get partitioned and sorted, for explain()."""
+    columns = [*events.key, *order]
+    if sorts_in_worker(events.df.schema, columns):
+        return ("Spark hash-partitions by key (one shuffle); the Python worker sorts each "
+                "partition by key, time and tie-break with Arrow (in memory up to a "
+                "budget, past it in sorted runs spilled to local disk and merged)")
+    return ("Spark hash-partitions by key and sorts within partitions by key, time and "
+            "tie-break (one shuffle, one sort: a key or order column has a type whose "
+            "order Arrow does not share)")
+
+
+def _arrow_orders_as_spark(data_type: T.DataType) -> bool:
+    if isinstance(data_type, T.StringType):
+        return data_type == T.StringType()
+    return isinstance(data_type, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
+                                  T.TimestampNTZType, T.BinaryType))
+
+
 def rule_for(kind: str) -> Rule:
     module_name, _, function = RULES[kind].partition(":")
     module = importlib.import_module(f"{__package__}.{module_name}")

@@ -17,6 +17,7 @@ from pyspark.sql.window import WindowSpec
 
 import wisp as ws
 import wisp.windowed
+from wisp.engine.sorting import SortedInput
 from wisp.spec.windows import Window as WispWindow
 
 from .data import Data
@@ -372,3 +373,14 @@ def identity_arrow(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
         yield from batches
 
     return sorted_.mapInArrow(identity, sorted_.schema), None
+
+
+@case("floor", widths=(0,), compare=())
+def worker_sort_arrow(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """repartition(k) + an identity mapInArrow fed each partition sorted by (k, t) in the
+    Python worker, as wisp's kernels are (`wisp.engine.sorting`): no Spark sort."""
+    def identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from batches
+
+    partitioned = data.df.repartition("k")
+    return partitioned.mapInArrow(SortedInput(identity, ("k", "t")), partitioned.schema), None

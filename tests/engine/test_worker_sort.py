@@ -132,10 +132,10 @@ def test_plans_sort_in_the_worker_unless_a_column_needs_spark(spark: SparkSessio
     df = spark.createDataFrame([("a", 1, 2.0), ("b", 2, 3.0)], "k string, t long, v double")
     plain = ws.events(df, time="t", key="k").window(ws.Range(-5, 0)).agg(ws.sum("v"))
     assert "Sort " not in plain._jdf.queryExecution().executedPlan().toString()
-    assert "the Python worker sorts" in ws.explain(plain)
+    assert "Sorting: The Python worker sorts each partition with Arrow" in ws.explain(plain)
     collated = df.withColumn("k", F.col("k").cast("string collate UTF8_LCASE"))
     other = ws.events(collated, time="t", key="k").window(ws.Range(-5, 0)).agg(ws.sum("v"))
     assert "Sort [" in other._jdf.queryExecution().executedPlan().toString()
-    assert "Arrow does not share" in ws.explain(other)
+    assert "Sorting: Spark sorts within partitions" in ws.explain(other)
     assert sorted(other.select("k", "sum_v").collect()) == sorted(
         plain.select("k", "sum_v").collect())

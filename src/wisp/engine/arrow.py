@@ -1,8 +1,12 @@
-"""Arrow-kernel strategy: Spark partitions by key and sorts, a kernel walks the sorted
-batches, finds each key's run of events and computes every frame's aggregates at once.
+"""Arrow-kernel strategy: Spark partitions by key, each partition is sorted, a kernel
+walks the sorted batches, finds each key's run of events and computes every frame's
+aggregates at once.
 
-Shape: `repartition(key)` + `sortWithinPartitions(key, time, tie-break)` +
-`mapInArrow(kernel)`. Spark does the one shuffle and the sort (and spills when it must).
+Shape: `repartition(key)` + `mapInArrow(kernel)`, the kernel fed each partition sorted by
+(key, time, tie-break): by the Python worker with Arrow (`sorting.SortedInput`, sorted
+runs spilled to disk past a budget), or by Spark's `sortWithinPartitions` for column
+types whose order Arrow does not share (`layout.mapped_by_key`). Spark does the one
+shuffle.
 For `Rows` and `Range` frames the kernel streams each key's run in chunks of about
 `CHUNK_ROWS` events, carrying over only the events that later windows can still need
 (the last `-first` events for `Rows`, the events after `t + start` for `Range`), so a hot

@@ -1,8 +1,8 @@
-"""Reset (`Since`) and trailing-period (`Trailing`) windows: Spark partitions by key and
-sorts, an Arrow kernel walks each key's events with its ticks.
+"""Reset (`Since`) and trailing-period (`Trailing`) windows: Spark partitions by key, each
+partition is sorted, an Arrow kernel walks each key's events with its ticks.
 
 Shape: [crossJoin with the one-row newest-event aggregate, for calendar tick rows] +
-`repartition(key)` + `sortWithinPartitions(key, time, tie-break)` + `mapInArrow`.
+`repartition(key)` + each partition sorted by (key, time, tie-break) + `mapInArrow`.
 Predicate ticks are evaluated by Spark as a column next to each row; calendar ticks are
 computed on the executors (`wisp.spec.calendar`), never on the driver.
 
@@ -26,7 +26,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from ..kernels import fenl as kf
 from ..kernels.runs import one_run, run_index
@@ -37,7 +36,13 @@ from ..spec.windows import CalendarTick
 from .arrow import AggregateJob, aggregate, whole_runs
 from .arrow_codec import from_ticks, to_ticks, with_nulls
 from .columns import col, guarded
-from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
+from .layout import (
+    aggregate_jobs,
+    aggregation_columns,
+    arrow_schema,
+    mapped_by_key,
+    output_fields,
+)
 
 HIDDEN_TICK = "__wisp_tick__"
 HIDDEN_NEWEST = "__wisp_newest__"
@@ -189,8 +194,6 @@ def build(plan: Plan, observation: Observation) -> DataFrame:
         hidden.append(newest_column)
     needed = list(dict.fromkeys([*keys, events.time.name, *hidden,
                                  *aggregation_columns(plan)]))
-    narrow = by_key(df, keys, [events.time.name, *plan.tie_break]).select(
-        *[col(c) for c in needed])
     fields = output_fields(events, plan.aggregations)
     kernel = TickKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
@@ -198,7 +201,8 @@ def build(plan: Plan, observation: Observation) -> DataFrame:
         partial=details.partial, emit=details.emit, trailing=details.trailing,
         aggregates=aggregate_jobs(plan), schema=arrow_schema(fields),
         tick_column=tick_column, newest_column=newest_column)
-    return narrow.mapInArrow(kernel, T.StructType(fields))
+    return mapped_by_key(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
+                         fields)
 
 
 def unused(name: str, taken: list[str]) -> str:

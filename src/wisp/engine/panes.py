@@ -4,7 +4,7 @@ merges the partial results of the panes each window holds.
 
 Shape: `repartition(key)` (the one shuffle) + `groupBy(key, pane start)` (partial
 counts, sums and extremes; Spark keeps the key partitioning) +
-`sortWithinPartitions(key, pane start)` + `mapInArrow(kernel)` + one projection (a mean
+a sort of each partition by (key, pane start) + `mapInArrow(kernel)` + one projection (a mean
 is sum / count). The panes are `[align + k*width, align +
 (k+1)*width)` with `width` = gcd(size, hop), so every window is a whole number of panes
 and a pane start lies in exactly the windows its events lie in: the kernel, seeing each
@@ -24,7 +24,7 @@ from ..plan.nodes import Plan, ResolvedAggregation
 from ..plan.streaminsight import Panes
 from .arrow import AggregateJob, arrow_type
 from .columns import col, guarded
-from .layout import arrow_schema, bound_fields, by_key
+from .layout import arrow_schema, bound_fields, mapped_by_key
 from .native import time_from_ticks, time_ticks
 from .streaminsight import IntervalKernel
 
@@ -112,13 +112,13 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
         *[p.per_pane.alias(p.name) for p in partials])
     time = time_from_ticks(col(PANE), events.time).alias(events.time.name)
     merged_input = grouped.select(*keys, time, *[col(p.name) for p in partials])
-    narrow = by_key(merged_input, events.key, [events.time.name])
     fields = bound_fields(events) + [T.StructField(p.name, p.merged_type)
                                      for p in partials]
     kernel = IntervalKernel(
         keys=tuple(events.key), time=events.time.name, end=None,
         time_kind=events.time.kind, time_scale=events.time.scale, window=window,
         aggregates=tuple(p.job for p in partials), schema=arrow_schema(fields))
-    merged_windows = narrow.mapInArrow(kernel, T.StructType(fields))
+    merged_windows = mapped_by_key(merged_input, events.key, [events.time.name],
+                                   merged_input.columns, kernel, fields)
     return merged_windows.select(*keys, col("window_start"), col("window_end"), col("time"),
                                  *results)

@@ -1,6 +1,6 @@
-"""Sessions: `repartition(key)` + `sortWithinPartitions(key, time, tie-break)` +
-`mapInArrow(kernel)`; the kernel finds each key's sessions (kernels/sessions.py) and
-aggregates over all of them at once."""
+"""Sessions: `repartition(key)` + each partition sorted by (key, time, tie-break)
+(`layout.mapped_by_key`) + `mapInArrow(kernel)`; the kernel finds each key's sessions
+(kernels/sessions.py) and aggregates over all of them at once."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 from pyspark.sql import DataFrame, Observation
-from pyspark.sql import types as T
 
 from ..kernels import sessions as sk
 from ..plan.dynamic import SessionDetails
@@ -19,7 +18,13 @@ from ..plan.nodes import Plan
 from .arrow import AggregateJob, aggregate, whole_runs
 from .arrow_codec import from_ticks, ticks_or_zero, to_ticks, validity
 from .columns import col, interval_guarded
-from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
+from .layout import (
+    aggregate_jobs,
+    aggregation_columns,
+    arrow_schema,
+    mapped_by_key,
+    output_fields,
+)
 
 END = "__wisp_end"
 
@@ -82,10 +87,9 @@ def sessions(plan: Plan, observation: Observation) -> DataFrame:
     keys = list(events.key)
     df = interval_guarded(events, observation, end_message(plan))
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan)]))
-    selected = [col(c) for c in needed]
     if events.end is not None:
-        selected.append(col(events.end).alias(END))
-    narrow = by_key(df, keys, [events.time.name, *plan.tie_break]).select(*selected)
+        df = df.withColumn(END, col(events.end))
+        needed.append(END)
     fields = output_fields(events, plan.aggregations)
     kernel = SessionKernel(
         keys=tuple(keys), time=events.time.name,
@@ -93,4 +97,5 @@ def sessions(plan: Plan, observation: Observation) -> DataFrame:
         time_scale=events.time.scale, gap=details.gap, max_duration=details.max_duration,
         aggregates=aggregate_jobs(plan),
         schema=arrow_schema(fields))
-    return narrow.mapInArrow(kernel, T.StructType(fields))
+    return mapped_by_key(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
+                         fields)

@@ -1,7 +1,7 @@
 """The `arrow-spl` strategy: sliding and policy-tumbling windows, per key, in an Arrow
 kernel.
 
-Shape: `repartition(key)` + `sortWithinPartitions(key, arrival order)` +
+Shape: `repartition(key)` + each partition sorted by (key, arrival order) +
 `mapInArrow(kernel)`, as in `engine.arrow`. The kernel replays each key's eviction and
 trigger policies (`wisp.kernels.spl`; short keys' runs several at once, a long run
 whole, as `engine.arrow.whole_runs` gathers them) and aggregates every emitted firing's
@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from ..kernels import spl as ks
 from ..kernels import stabbing as sb
@@ -33,7 +32,13 @@ from .alive import aggregate_alive
 from .arrow import AggregateJob, aggregate, whole_runs
 from .arrow_codec import from_ticks, to_ticks
 from .columns import col, fail_where, guarded
-from .layout import aggregate_jobs, aggregation_columns, arrow_schema, by_key, output_fields
+from .layout import (
+    aggregate_jobs,
+    aggregation_columns,
+    arrow_schema,
+    mapped_by_key,
+    output_fields,
+)
 
 
 @dataclass(frozen=True)
@@ -144,10 +149,9 @@ def policy_windows(plan: Plan, observation: Observation) -> DataFrame:
     needed = list(dict.fromkeys(
         [*keys, events.time.name, *[name for name, _ in attrs],
          *[p.col for p in policies if p.col is not None], *aggregation_columns(plan)]))
-    narrow = by_key(df, keys, details.arrival).select(*[col(c) for c in needed])
     fields = output_fields(events, plan.aggregations)
     kernel = SplKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, details=details, attrs=tuple(attrs),
         aggregates=aggregate_jobs(plan), schema=arrow_schema(fields))
-    return narrow.mapInArrow(kernel, T.StructType(fields))
+    return mapped_by_key(df, keys, details.arrival, needed, kernel, fields)

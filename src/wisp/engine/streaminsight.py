@@ -1,7 +1,7 @@
 """Hopping, tumbling, snapshot and count-by-start-time windows over point and interval
 events: one Arrow kernel per key (`kernels/intervals.py`).
 
-Shape: `repartition(key)` + `sortWithinPartitions(key, time, tie-break)` +
+Shape: `repartition(key)` + each partition sorted by (key, time, tie-break) +
 `mapInArrow(kernel)`, as the frames strategy. The kernel groups windows whose member
 sets are equal and aggregates each member set once, so no Spark row and no kernel row is
 made per (event, window) pair.
@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from ..events import Events
 from ..kernels import intervals as iv
@@ -40,7 +39,7 @@ from .arrow import (
 from .arrow_codec import DAY, from_ticks, null_mask, numeric_values, to_ticks, validity
 from .columns import col, guarded
 from .columns import interval_guarded as checked_intervals
-from .layout import aggregate_jobs, arrow_schema, by_key, output_fields
+from .layout import aggregate_jobs, arrow_schema, mapped_by_key, output_fields
 
 HORIZON_START = "__wisp_newest_start"
 HORIZON_END = "__wisp_newest_end"
@@ -71,12 +70,6 @@ def _needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> 
         window.output == "windows" or per_window)
 
 
-def sorted_by_key(events: Events, df: DataFrame, tie_break: tuple[str, ...],
-                  needed: list[str]) -> DataFrame:
-    return by_key(df, events.key, [events.time.name, *tie_break]).select(
-        *[col(c) for c in needed])
-
-
 def intervals(plan: Plan, observation: Observation) -> DataFrame:
     """Build the Spark plan of the interval-windows strategy."""
     events = plan.events
@@ -92,13 +85,13 @@ def intervals(plan: Plan, observation: Observation) -> DataFrame:
                                F.max(col(events.end)).alias(HORIZON_END))
         df = df.crossJoin(newest)
         needed += [HORIZON_START, HORIZON_END]
-    narrow = sorted_by_key(events, df, plan.tie_break, needed)
     fields = output_fields(events, plan.aggregations)
     kernel = IntervalKernel(
         keys=tuple(keys), time=events.time.name, end=events.end, time_kind=events.time.kind,
         time_scale=events.time.scale, window=window,
         aggregates=aggregate_jobs(plan), schema=arrow_schema(fields))
-    return narrow.mapInArrow(kernel, T.StructType(fields))
+    return mapped_by_key(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
+                         fields)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .nodes import Plan
+from .planner import sort_words
 
 
 def describe(plan: Plan) -> str:
@@ -13,9 +14,11 @@ def describe(plan: Plan) -> str:
     aggs = ", ".join(r.name for r in plan.aggregations)
     ties = (f"ties in time broken by {', '.join(plan.tie_break)}" if plan.tie_break
             else "ties in time are not broken by any column")
-    return "\n".join([
-        f"{what} {keys}, time column {events.time.name!r} ({events.time.kind}); "
-        f"aggregations: {aggs}; {ties}.",
-        f"Strategy {plan.strategy}: {plan.how}",
-        f"Why: {plan.reason}.",
-    ])
+    lines = [f"{what} {keys}, time column {events.time.name!r} ({events.time.kind}); "
+             f"aggregations: {aggs}; {ties}.",
+             f"Strategy {plan.strategy}: {plan.how}"]
+    if not plan.builder.startswith("native:"):
+        sorting = sort_words(events, [events.time.name, *plan.tie_break])
+        lines.append(f"Sorting: {sorting[0].upper()}{sorting[1:]}.")
+    lines.append(f"Why: {plan.reason}.")
+    return "\n".join(lines)

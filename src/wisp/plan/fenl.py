@@ -113,8 +113,8 @@ def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
     refuse_lifetimes(resolved)
 
 
-HOW = ("Spark hash-partitions by key and sorts within partitions by key, time and "
-       "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
+HOW = ("Spark hash-partitions by key (one shuffle), each partition sorted by key, "
+       "time and tie-break (see Sorting), then a vectorised Arrow kernel (mapInArrow) "
        "walks each key's run of events: {ticks}; frames [lo, hi) by cumulative counts of "
        "ticks and binary search; aggregates over all frames at once (prefix differences, "
        "sparse tables).")

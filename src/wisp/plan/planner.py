@@ -63,15 +63,13 @@ def sorts_in_worker(schema: T.StructType, columns: Sequence[str]) -> bool:
 
 
 def sort_words(events: Events, order: Sequence[str]) -> str:
-    """How a kernel strategy's events get partitioned and sorted, for explain()."""
-    columns = [*events.key, *order]
-    if sorts_in_worker(events.df.schema, columns):
-        return ("Spark hash-partitions by key (one shuffle); the Python worker sorts each "
-                "partition by key, time and tie-break with Arrow (in memory up to a "
-                "budget, past it in sorted runs spilled to local disk and merged)")
-    return ("Spark hash-partitions by key and sorts within partitions by key, time and "
-            "tie-break (one shuffle, one sort: a key or order column has a type whose "
-            "order Arrow does not share)")
+    """Who sorts a kernel strategy's partitions, for explain()."""
+    if sorts_in_worker(events.df.schema, [*events.key, *order]):
+        return ("the Python worker sorts each partition with Arrow before the kernel (in "
+                "memory up to a budget, past it in sorted runs spilled to local disk and "
+                "merged)")
+    return ("Spark sorts within partitions (a key, time or tie-break column has a type "
+            "whose order Arrow does not share)")
 
 
 def _arrow_orders_as_spark(data_type: T.DataType) -> bool:

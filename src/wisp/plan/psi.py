@@ -8,7 +8,7 @@ from ..events import Events
 from ..spec.windows import Range, Rows, Window
 from .aggregations import refuse_lifetimes
 from .nodes import Frame, Plan, RangeFrame, ResolvedAggregation, RowsFrame, RunningFrame
-from .planner import sort_words, tie_break_columns
+from .planner import tie_break_columns
 from .ticks import resolve_duration
 
 FRAME_STRATEGIES = ("native-running", "arrow-frames")
@@ -40,8 +40,9 @@ def _frames_plan(events: Events, window: Rows | Range | None, frame: Frame,
                 "windows need" if frame is not None and not isinstance(frame, RunningFrame)
                 else "one key's run at a time")
     ties = tie_break_columns(events)
-    how = (f"{sort_words(events, [events.time.name, *ties])}, then a vectorised Arrow "
-           f"kernel (mapInArrow) walks the sorted events, {streamed}: window bounds "
+    how = ("Spark hash-partitions by key (one shuffle), each partition sorted by key, "
+           "time and tie-break (see Sorting), then a vectorised Arrow kernel (mapInArrow) "
+           f"walks the sorted events, {streamed}: window bounds "
            f"{bounds}; counts and integer sums by prefix differences; float sums and "
            "means by prefix differences with their rounding errors recovered, each "
            "frame's result kept when certified within 8 ulps; min/max, variance, stddev "

@@ -151,8 +151,8 @@ def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
     refuse_lifetimes(resolved)
 
 
-HOW = ("Spark hash-partitions by key and sorts within partitions by key and arrival "
-       "order (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) walks "
+HOW = ("Spark hash-partitions by key (one shuffle), each partition sorted by key and "
+       "arrival order (see Sorting), then a vectorised Arrow kernel (mapInArrow) walks "
        "each key's tuples: the clock is the newest time seen; {policies}. Windows that "
        "stay contiguous in arrival order are aggregated as frames [lo, hi) (prefix "
        "differences and a disjoint sparse table, O(n log n)); windows that lose tuples "

@@ -35,8 +35,8 @@ PANE_FNS = {"count": GROUPED_FNS["count"], "sum": ("integer", "float"),
 """Aggregations whose window result is exactly a merge of per-pane partial results:
 counts and sums add up (integer sums exactly), a mean is their quotient, extremes are
 extremes of extremes."""
-SWEEP = ("Spark hash-partitions by key and sorts within partitions by key, start time and "
-         "tie-break (one shuffle, one sort), then a vectorised Arrow kernel (mapInArrow) "
+SWEEP = ("Spark hash-partitions by key (one shuffle), each partition sorted by key, "
+         "start time and tie-break (see Sorting), then a vectorised Arrow kernel (mapInArrow) "
          "walks each key's lifetimes")
 AGGREGATES = ("; counts and integer and decimal sums come from a difference array over "
               "the runs, float sums, means, extremes, first/last and moments from a "

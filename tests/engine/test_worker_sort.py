@@ -139,3 +139,11 @@ def test_plans_sort_in_the_worker_unless_a_column_needs_spark(spark: SparkSessio
     assert "Sorting: Spark sorts within partitions" in ws.explain(other)
     assert sorted(other.select("k", "sum_v").collect()) == sorted(
         plain.select("k", "sum_v").collect())
+
+
+def test_spills_go_to_sparks_local_directory(tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", f"{tmp_path / 'missing'},{tmp_path}")
+    assert sorting.local_dir() == str(tmp_path)
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", "")
+    assert sorting.local_dir() is None

@@ -10,9 +10,9 @@ sorts each partition with Arrow 5.77 s (3 runs each, see BENCHMARKS.md).
 Arrow and hands the sorted batches to the kernel. The order is Spark's ascending,
 nulls-first order, floating NaN after every number (Arrow alone would put NaN with the
 nulls), ties kept in arrival order. A partition larger than `SORT_BUDGET_BYTES` is never
-held whole: each budget's worth of events is sorted and spilled to an Arrow IPC file on
-local disk, and the sorted files are merged a block at a time (`merged`), so memory
-stays about one budget plus one block per file.
+held whole: each budget's worth of events is sorted and spilled to an Arrow IPC file in
+Spark's local directory, and the sorted files are merged a block at a time (`merged`),
+so memory stays about one budget plus one block per file.
 """
 
 from __future__ import annotations
@@ -112,11 +112,21 @@ def _sorted_table(batches: list[pa.RecordBatch], columns: tuple[str, ...]) -> pa
     return table.take(sort_order(table, columns))
 
 
+def local_dir() -> str | None:
+    """Where the worker spills: the first of Spark's local directories, which Spark
+    hands its Python workers as `SPARK_LOCAL_DIRS`; the system's temporary directory
+    outside Spark."""
+    for entry in os.environ.get("SPARK_LOCAL_DIRS", "").split(","):
+        if entry and os.path.isdir(entry):
+            return entry
+    return None
+
+
 class _Spill:
     """Sorted runs written as Arrow IPC files in one temporary directory."""
 
     def __init__(self, block_rows: int) -> None:
-        self.directory = tempfile.TemporaryDirectory(prefix="wisp-sort-")
+        self.directory = tempfile.TemporaryDirectory(prefix="wisp-sort-", dir=local_dir())
         self.block_rows = block_rows
         self.count = 0
 
@@ -129,8 +139,9 @@ class _Spill:
         self.count += 1
 
     def runs(self, index: int) -> Iterator[pa.Table]:
-        """Run `index`, one block at a time (memory-mapped, not read whole)."""
-        with pa.memory_map(self.path(index)) as source:
+        """Run `index`, read one block at a time (into memory of its own, so no batch
+        handed on refers to the file)."""
+        with pa.OSFile(self.path(index), "rb") as source:
             reader = pa.ipc.open_file(source)
             for i in range(reader.num_record_batches):
                 batch = reader.get_batch(i)
@@ -162,11 +173,11 @@ def merged(runs: list[Iterator[pa.Table]], columns: tuple[str, ...]) -> Iterator
             yield block
             yield from runs[only]
             return
-        tables = [blocks[i] for i in live]
-        lengths = np.array([t.num_rows for t in tables if t is not None])
-        lasts = pa.concat_tables([t.slice(t.num_rows - 1) for t in tables if t is not None])
-        cut = int(np.asarray(sort_order(lasts, columns))[0])
-        combined = pa.concat_tables([t for t in tables if t is not None])
+        tables = [block for block in blocks if block is not None]
+        lengths = np.array([t.num_rows for t in tables])
+        lasts = pa.concat_tables([t.slice(t.num_rows - 1) for t in tables])
+        cut = int(np.asarray(sort_order(lasts, columns))[0])  # the slot of the cut row
+        combined = pa.concat_tables(tables)
         order = np.asarray(sort_order(combined, columns))
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         cut_row = offsets[cut + 1] - 1
@@ -175,7 +186,5 @@ def merged(runs: list[Iterator[pa.Table]], columns: tuple[str, ...]) -> Iterator
         taken = np.bincount(np.searchsorted(offsets, out, side="right") - 1,
                             minlength=len(live))
         for slot, index in enumerate(live):
-            block = blocks[index]
-            assert block is not None
-            rest = block.slice(int(taken[slot]))
+            rest = tables[slot].slice(int(taken[slot]))
             blocks[index] = rest if rest.num_rows else next(runs[index], None)

@@ -18,7 +18,6 @@ def describe(plan: Plan) -> str:
              f"aggregations: {aggs}; {ties}.",
              f"Strategy {plan.strategy}: {plan.how}"]
     if not plan.builder.startswith("native:"):
-        sorting = sort_words(events, [events.time.name, *plan.tie_break])
-        lines.append(f"Sorting: {sorting[0].upper()}{sorting[1:]}.")
+        lines.append(f"Sorting: {sort_words(events, [events.time.name, *plan.tie_break])}")
     lines.append(f"Why: {plan.reason}.")
     return "\n".join(lines)

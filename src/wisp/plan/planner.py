@@ -63,13 +63,13 @@ def sorts_in_worker(schema: T.StructType, columns: Sequence[str]) -> bool:
 
 
 def sort_words(events: Events, order: Sequence[str]) -> str:
-    """Who sorts a kernel strategy's partitions, for explain()."""
+    """Who sorts a kernel strategy's partitions: explain()'s "Sorting:" sentence."""
     if sorts_in_worker(events.df.schema, [*events.key, *order]):
-        return ("the Python worker sorts each partition with Arrow before the kernel (in "
+        return ("The Python worker sorts each partition with Arrow before the kernel (in "
                 "memory up to a budget, past it in sorted runs spilled to local disk and "
-                "merged)")
+                "merged).")
     return ("Spark sorts within partitions (a key, time or tie-break column has a type "
-            "whose order Arrow does not share)")
+            "whose order Arrow does not share).")
 
 
 def _arrow_orders_as_spark(data_type: T.DataType) -> bool:

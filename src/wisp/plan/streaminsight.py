@@ -5,9 +5,9 @@ Tumbling windows over point events with aggregations Spark computes exactly run 
 events with mergeable aggregations run as "panes": Spark pre-aggregates each key's
 events per pane (the gcd of size and hop) with its hash aggregation, and the interval
 kernel combines the panes of each window. Every other window of the family runs as the
-"arrow-intervals" strategy: Spark partitions by key and sorts by start time; a kernel
-turns each key's lifetimes into windows, groups windows whose member sets are equal,
-and aggregates each member set once.
+"arrow-intervals" strategy: Spark partitions by key, each partition is sorted by start
+time; a kernel turns each key's lifetimes into windows, groups windows whose member sets
+are equal, and aggregates each member set once.
 """
 
 from __future__ import annotations
@@ -214,10 +214,10 @@ def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggreg
     how = (f"Spark partitions the events by key (one shuffle), computes each event's pane "
            f"start (time - pmod(time - align, {width}): panes of gcd(size, hop) ticks) and "
            "aggregates by (key, pane) with its own hash aggregation (partial counts, sums "
-           "and extremes); it sorts the panes, and the interval kernel treats each pane as "
-           "one point event and merges the partials of the panes each window holds (exact "
-           "sums of counts and integers, float sums, extremes of extremes; a mean is sum / "
-           "count).")
+           "and extremes); the panes are sorted (see Sorting), and the interval kernel "
+           "treats each pane as one point event and merges the partials of the panes each "
+           "window holds (exact sums of counts and integers, float sums, extremes of "
+           "extremes; a mean is sum / count).")
     return replace(kernel_plan, strategy=PANES, builder="panes:panes",
                    reason="every window is a whole number of panes and every aggregation "
                    "merges per-pane partial results, so the sort and the kernel see one row "

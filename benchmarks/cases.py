@@ -368,19 +368,17 @@ def shuffle_sort(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
 def identity_arrow(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """The floor plus an identity mapInArrow round trip (Arrow to Python and back)."""
     sorted_ = data.df.repartition("k").sortWithinPartitions("k", "t")
-
-    def identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from batches
-
-    return sorted_.mapInArrow(identity, sorted_.schema), None
+    return sorted_.mapInArrow(_identity, sorted_.schema), None
 
 
 @case("floor", widths=(0,), compare=())
 def worker_sort_arrow(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """repartition(k) + an identity mapInArrow fed each partition sorted by (k, t) in the
     Python worker, as wisp's kernels are (`wisp.engine.sorting`): no Spark sort."""
-    def identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from batches
-
     partitioned = data.df.repartition("k")
-    return partitioned.mapInArrow(SortedInput(identity, ("k", "t")), partitioned.schema), None
+    return partitioned.mapInArrow(SortedInput(_identity, ("k", "t")), partitioned.schema), None
+
+
+def _identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Every batch back as it came: the Arrow round trip alone."""
+    yield from batches

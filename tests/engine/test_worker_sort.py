@@ -96,7 +96,7 @@ def test_merged_runs_are_sorted_and_keep_every_row(runs: list[list[tuple[Any, ..
     assert all(a <= b for a, b in pairwise(keys))
 
 
-def test_spilled_runs_are_removed() -> None:
+def test_spilled_runs_are_removed(monkeypatch: pytest.MonkeyPatch) -> None:
     table = table_of([("a", i % 5, float(-i)) for i in range(50)])
     seen: list[str] = []
     real = sorting._Spill
@@ -106,11 +106,8 @@ def test_spilled_runs_are_removed() -> None:
             super().__init__(block_rows)
             seen.append(self.directory.name)
 
-    sorting._Spill = Watched  # type: ignore[misc]
-    try:
-        out = list(sorted_batches(iter(table.to_batches(max_chunksize=4)), COLUMNS, 1, 3))
-    finally:
-        sorting._Spill = real  # type: ignore[misc]
+    monkeypatch.setattr(sorting, "_Spill", Watched)
+    out = list(sorted_batches(iter(table.to_batches(max_chunksize=4)), COLUMNS, 1, 3))
     assert sum(b.num_rows for b in out) == 50
     assert len(seen) == 1
     assert not os.path.exists(seen[0])

@@ -16,20 +16,19 @@ from ..plan.planner import sorts_in_worker
 from . import sorting
 from .arrow import AggregateJob, arrow_type
 from .columns import col, output_time_type
-from .sorting import Kernel, SortedInput
 
 
 def by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str]) -> DataFrame:
     """`df` hash-partitioned by `keys` (one partition without keys) and sorted within
     partitions by `keys` then `order`, nulls first: each key's events arrive at the
     kernel contiguous and in order."""
-    partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
-    return partitioned.sortWithinPartitions(*[col(c).asc_nulls_first()
+    return _partitioned(df, keys).sortWithinPartitions(*[col(c).asc_nulls_first()
                                               for c in [*keys, *order]])
 
 
 def mapped_by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str],
-                  needed: Sequence[str], kernel: Kernel, fields: list[T.StructField]
+                  needed: Sequence[str], kernel: sorting.Kernel,
+                  fields: list[T.StructField]
                   ) -> DataFrame:
     """`kernel` mapped over `df`'s columns `needed`, hash-partitioned by `keys`, each
     partition's events sorted by `keys` then `order` (ascending, nulls first) before the
@@ -39,13 +38,18 @@ def mapped_by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str],
     sort_columns = list(dict.fromkeys([*keys, *order]))
     schema = T.StructType(fields)
     if sorts_in_worker(df.schema, sort_columns):
-        partitioned = df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
         selected = list(dict.fromkeys([*needed, *sort_columns]))
-        worker = SortedInput(kernel, tuple(sort_columns), sorting.SORT_BUDGET_BYTES,
-                             sorting.MERGE_ROWS)
-        return partitioned.select(*[col(c) for c in selected]).mapInArrow(worker, schema)
+        worker = sorting.SortedInput(kernel, tuple(sort_columns), sorting.SORT_BUDGET_BYTES,
+                                     sorting.MERGE_ROWS)
+        return _partitioned(df, keys).select(*[col(c) for c in selected]).mapInArrow(
+            worker, schema)
     return by_key(df, keys, order).select(*[col(c) for c in needed]).mapInArrow(
         kernel, schema)
+
+
+def _partitioned(df: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """`df` hash-partitioned by `keys`, or in one partition without keys."""
+    return df.repartition(*[col(k) for k in keys]) if keys else df.repartition(1)
 
 
 def aggregation_columns(plan: Plan) -> list[str]:

@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, DataFrameReader, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .engine.columns import fail_where
+from .engine.columns import counted_where, fail_where
 from .errors import WispInputError, bad_value, did_you_mean
 from .events import Events
 from .spec import aggregates, policies, windows
@@ -444,7 +444,7 @@ def read_input(spark: SparkSession, query: Query, path: str) -> Input:
     bad = F.col(MALFORMED_COLUMN).isNotNull()
     observation = Observation(f"wisp_input_{next(_COUNTER)}")
     df = df.observe(observation, F.count(F.lit(1)).alias("rows_read"),
-                    F.count_if(bad).alias("rejected_malformed"))
+                    counted_where(bad).alias("rejected_malformed"))
     if spec.on_malformed == "drop":
         df = df.filter(~bad)
     else:

@@ -45,13 +45,21 @@ def fail_where(df: DataFrame, condition: Column, message: str | Column) -> DataF
     return df.filter(F.when(condition, F.raise_error(text)).otherwise(F.lit(True)))
 
 
+def counted_where(condition: Column) -> Column:
+    """The number of rows where `condition` holds, as an aggregate for an observation.
+    Spark rewrites `count_if` through a common-expression projection that made an
+    observed scan of 10M events cost 0.26 s more than the bare scan; counting the
+    non-null values of `when(condition, 1)` costs what counting every row does."""
+    return F.count(F.when(condition, F.lit(1)))
+
+
 def guarded(events: Events, observation: Observation) -> DataFrame:
     """The events' DataFrame with the data guards of its null-time policy: rows with a
     null time fail the query (policy "error") or are dropped and counted (policy "drop").
     Every input row is counted in `observation` (rows_in, rejected_null_time)."""
     missing = is_missing_time(events.time)
     df = events.df.observe(observation, F.count(F.lit(1)).alias("rows_in"),
-                           F.count_if(missing).alias("rejected_null_time"))
+                           counted_where(missing).alias("rejected_null_time"))
     if events.on_null_time == "drop":
         return df.filter(~missing)
     return fail_where(df, missing, null_time_message(events.time))

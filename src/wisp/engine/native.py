@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Observation, Window, WindowSpec
 from pyspark.sql import functions as F
 
-from ..events import TimeColumn
+from ..events import Events, TimeColumn
 from ..plan.fenl import Periods
 from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
 from ..plan.streaminsight import Buckets
@@ -19,6 +19,10 @@ BATCH = "__wisp_batch"
 TICK = "__wisp_tick"
 NEXT = "__wisp_next_tick"
 NEWEST = "__wisp_newest_tick"
+FIRST = "__wisp_first_time"
+LAST = "__wisp_last_time"
+BEFORE = "__wisp_time_before"
+AFTER = "__wisp_time_after"
 
 
 NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "max": F.max,
@@ -28,9 +32,11 @@ NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "ma
 """Spark's own form of each aggregation the planner sends to a native strategy."""
 
 
-def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None) -> Column:
-    """The aggregation as Spark's own, over `frame` (None: a grouped aggregate). A sum
-    over no non-null value is 0, as wisp's sums are."""
+def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None,
+               name: str | None = None) -> Column:
+    """The aggregation as Spark's own, over `frame` (None: a grouped aggregate), named
+    `name` (default: the aggregation's output name). A sum over no non-null value is 0,
+    as wisp's sums are."""
     agg = resolved.aggregation
     value = col(agg.col) if agg.col is not None else F.lit(1)
     if agg.fn not in NATIVE_FORMS:  # the planner never sends other aggregations here
@@ -40,7 +46,23 @@ def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None) -> Colum
         expr = expr.over(frame)
     if agg.fn == "sum":
         expr = F.coalesce(expr, F.lit(0).cast(resolved.output_type))
-    return expr.cast(resolved.output_type).alias(resolved.name)
+    return expr.cast(resolved.output_type).alias(resolved.name if name is None else name)
+
+
+def _over_events(df: DataFrame, events: Events, windowed: dict[str, Column],
+                 outputs: list[Column]) -> DataFrame:
+    """`windowed` (window expressions, by hidden name) computed next to the key and time
+    columns alone, then `outputs` over those. In one select, Spark would compute every
+    plain output expression (even `time AS time`) below its window operator, and the
+    copy of the time column would go through the shuffle and the sort."""
+    keys = [col(k) for k in events.key]
+    computed = df.select(*keys, col(events.time.name),
+                         *[expr.alias(name) for name, expr in windowed.items()])
+    return computed.select(*outputs)
+
+
+def _hidden(index: int) -> str:
+    return f"__wisp_value_{index}"
 
 
 def running(plan: Plan, observation: Observation) -> DataFrame:
@@ -53,13 +75,15 @@ def running(plan: Plan, observation: Observation) -> DataFrame:
     spec = Window.partitionBy(*[col(k) for k in events.key]) if events.key else Window
     frame = spec.orderBy(*ordering).rowsBetween(Window.unboundedPreceding, Window.currentRow)
     time_type = output_time_type(events.time)
-    return df.select(
+    windowed = {FIRST: F.first(time).over(frame),
+                **{_hidden(i): _aggregate(r, frame) for i, r in enumerate(plan.aggregations)}}
+    return _over_events(df, events, windowed, [
         *[col(k) for k in events.key],
-        F.first(time).over(frame).cast(time_type).alias("window_start"),
+        col(FIRST).cast(time_type).alias("window_start"),
         time.cast(time_type).alias("window_end"),
         time.cast(time_type).alias("time"),
-        *[_aggregate(r, frame) for r in plan.aggregations],
-    )
+        *[col(_hidden(i)).alias(r.name) for i, r in enumerate(plan.aggregations)],
+    ])
 
 
 def frames(plan: Plan, observation: Observation) -> DataFrame:
@@ -78,26 +102,37 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
     spec = (Window.partitionBy(*[col(k) for k in events.key]) if events.key else Window
             ).orderBy(*ordering)
     sliding = spec.rowsBetween(frame.first, frame.last)
-    whole = spec.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     time_type = output_time_type(events.time)
-    before = F.lag(time, -frame.first).over(spec) if frame.first < 0 else time
-    after = F.lead(time, frame.last).over(spec) if frame.last > 0 else time
+    windowed: dict[str, Column] = {}
+    if frame.first < 0:
+        windowed[BEFORE] = F.lag(time, -frame.first).over(spec)
+    if frame.last > 0:
+        windowed[AFTER] = F.lead(time, frame.last).over(spec)
     # a clipped frame (partial only; complete frames never are) ends at the key's first
     # time: a running frame (O(1) a row), cheaper than a whole one; or at its last
-    running = spec.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     clip_start = frame.partial and frame.first < 0
     clip_end = frame.partial and frame.last > 0
-    start = F.coalesce(before, F.first(time).over(running)) if clip_start else before
-    end = F.coalesce(after, F.max(time).over(whole)) if clip_end else after
-    out = df.select(
+    if clip_start:
+        windowed[FIRST] = F.first(time).over(
+            spec.rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    if clip_end:
+        windowed[LAST] = F.max(time).over(
+            spec.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    windowed.update({_hidden(i): _aggregate(r, sliding)
+                     for i, r in enumerate(plan.aggregations)})
+    before = col(BEFORE) if frame.first < 0 else time
+    after = col(AFTER) if frame.last > 0 else time
+    start = F.coalesce(before, col(FIRST)) if clip_start else before
+    end = F.coalesce(after, col(LAST)) if clip_end else after
+    out = _over_events(df, events, windowed, [
         *[col(k) for k in events.key],
         start.cast(time_type).alias("window_start"),
         end.cast(time_type).alias("window_end"),
         time.cast(time_type).alias("time"),
-        *[_aggregate(r, sliding) for r in plan.aggregations],
+        *[col(_hidden(i)).alias(r.name) for i, r in enumerate(plan.aggregations)],
         *([] if frame.partial else [before.isNotNull().alias("__wisp_before"),
                                      after.isNotNull().alias("__wisp_after")]),
-    )
+    ])
     if frame.partial:
         return out
     return out.filter(col("__wisp_before") & col("__wisp_after")).drop(

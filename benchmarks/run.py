@@ -67,7 +67,7 @@ MANY = "1M over 100K keys"
 """1M events over 100,000 keys (about 10 events a key): the cost per key."""
 
 
-SHORT_RUNS = 5
+SHORT_RUNS = 9
 """Timed runs of each side of the full benchmark's rows on 1M events or fewer."""
 
 

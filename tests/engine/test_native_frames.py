@@ -3,6 +3,7 @@ against the brute-force oracle, and the planner's choice between it and the kern
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import Any
 
@@ -87,3 +88,24 @@ def test_planner_choice(spark: SparkSession) -> None:
     assert "Why: the window holds at most 10 events (<= 32)" in text
     text = ws.explain(run(ev, ws.Rows(-999, 0), [ws.mean("v")]))
     assert "Strategy arrow-frames" in text and "blocked prefix/suffix scans" in text
+
+
+@pytest.mark.parametrize("window", [ws.Rows(-2, 0), ws.Rows(-2, 1, partial=True), None])
+def test_only_input_columns_go_through_the_shuffle(spark: SparkSession,
+                                                   window: ws.Rows | None) -> None:
+    """Spark's window operator gets the events' own columns: no output expression (such
+    as the copy of the time column named `time`, which Spark moved below the window
+    operator when a result's columns were selected) is computed before the shuffle."""
+    rows = [{"k": "a", "ts": 1, "v": 1.0, "i": 1, "seq": 0}]
+    ev = ws.events(to_frame(spark, rows), time="ts", key="k")
+    result = run(ev, window, [ws.sum("v"), ws.max("v")])
+    assert _run_of(result).plan.strategy in ("native-frames", "native-running")
+    selected = result.select("k", F.col("time").alias("t"), "sum_v", "max_v")
+    plan = selected._jdf.queryExecution().executedPlan().toString()
+    below_shuffle = plan[plan.index("Exchange hashpartitioning"):]
+    assert "Window [" in plan
+    for output in ("time", "window_start", "window_end", "sum_v", "max_v"):
+        assert f" AS {output}#" not in below_shuffle
+    complete_only = window is not None and not window.partial  # one event: no window
+    assert [tuple(r) for r in selected.collect()] == (
+        [] if complete_only else [("a", dt.datetime(1970, 1, 1, 0, 0, 0, 1), 1.0, 1.0)])

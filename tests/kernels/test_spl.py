@@ -216,3 +216,30 @@ def test_firings_after_every_arrival_are_counted_without_a_search(n: int,
                                   np.searchsorted(stage, query, side="left"))
     np.testing.assert_array_equal(k.firings_before(stage, query, False),
                                   np.searchsorted(stage, query, side="left"))
+
+
+BIG = int(np.iinfo(np.int64).max)
+extreme_times = st.one_of(st.integers(-20, 20), st.sampled_from([-BIG - 1, -BIG, BIG - 3, BIG]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups=st.lists(st.lists(extreme_times, min_size=1, max_size=12), min_size=1,
+                       max_size=6),
+       t=st.one_of(st.integers(1, 6), st.just(BIG)), in_order=st.booleans())
+def test_time_eviction_on_every_arrival(groups: list[list[int]], t: int,
+                                        in_order: bool) -> None:
+    """`Sliding(Time(t))` firing on every arrival, over integer times in several runs,
+    near the int64 limits too: in time order (the search per firing) and out of it
+    (each tuple followed to its eviction), each run as the simulation of it alone."""
+    if in_order:
+        groups = [sorted(group) for group in groups]
+    times, _, runs = concatenated([[(time, 0) for time in group] for group in groups])
+    ticks = np.array(times, dtype=np.int64)
+    run_starts = np.array(runs, dtype=np.int64)
+    got = k.sliding(ticks, [], k.Policy("time", t=t), k.Policy("count", n=1), False,
+                    run_starts)
+    assert (k._recent_in_order(ticks, run_starts, t) is not None) == (
+        in_order or all(a <= b for group in groups for a, b in itertools.pairwise(group)))
+    window = ws.Sliding(ws.Time(t), ws.Count(1))
+    want = [expected(times[a:b], [0] * (b - a), window) for a, b in itertools.pairwise(runs)]
+    assert decode_runs(got, runs) == want

@@ -210,6 +210,11 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
     if n == 0:
         return _empty(times)
     runs = one_run(n) if runs is None else runs
+    if (trigger.kind == "count" and trigger.n == 1 and evict.kind == "time"
+            and times.dtype.kind == "i" and isinstance(evict.t, int | np.integer)):
+        recent = _recent_in_order(times, runs, int(evict.t))
+        if recent is not None:
+            return recent
     run_of = run_index(runs)
     starts, ends = runs[:-1], runs[1:]
     now = running_max(times, runs)
@@ -259,6 +264,23 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
         hi = counts_at_most(qlo, len(fire_time))
         return Frames(fire_time, lo, np.maximum(hi, lo), fire_run)
     return Alive(fire_time, qlo, qhi, fire_run)
+
+
+def _recent_in_order(times: Ticks, runs: IntArray, t: int) -> Frames | None:
+    """`Time(t)` eviction with a `Count(1)` trigger over integer times that never
+    decrease within a run (tuples arriving in time order, as wisp's sort gives them;
+    None otherwise). The clock is then the arriving tuple's own time, so the window
+    after arrival `f` holds the run's tuples from the first whose time is at least
+    `times[f] - t` up to `f` itself: one search per firing. What `sliding` finds by
+    following each tuple to its eviction, for any arrival order."""
+    n = len(times)
+    run_of = run_index(runs)
+    if np.any((run_of[1:] == run_of[:-1]) & (times[1:] < times[:-1])):
+        return None
+    lowest = np.iinfo(np.int64).min
+    oldest = np.where(times < lowest + t, lowest, times - np.int64(t))  # saturating
+    lo = run_search(times, runs, oldest, run_of, "left")
+    return Frames(times, lo, np.arange(1, n + 1, dtype=np.int64), run_of)
 
 
 def firings_before(stage: IntArray, query: IntArray, every_arrival: bool) -> IntArray:

@@ -32,11 +32,9 @@ NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "ma
 """Spark's own form of each aggregation the planner sends to a native strategy."""
 
 
-def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None,
-               name: str | None = None) -> Column:
-    """The aggregation as Spark's own, over `frame` (None: a grouped aggregate), named
-    `name` (default: the aggregation's output name). A sum over no non-null value is 0,
-    as wisp's sums are."""
+def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None) -> Column:
+    """The aggregation as Spark's own, over `frame` (None: a grouped aggregate). A sum
+    over no non-null value is 0, as wisp's sums are."""
     agg = resolved.aggregation
     value = col(agg.col) if agg.col is not None else F.lit(1)
     if agg.fn not in NATIVE_FORMS:  # the planner never sends other aggregations here
@@ -46,7 +44,7 @@ def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None,
         expr = expr.over(frame)
     if agg.fn == "sum":
         expr = F.coalesce(expr, F.lit(0).cast(resolved.output_type))
-    return expr.cast(resolved.output_type).alias(resolved.name if name is None else name)
+    return expr.cast(resolved.output_type).alias(resolved.name)
 
 
 def _over_events(df: DataFrame, events: Events, windowed: dict[str, Column],

@@ -22,7 +22,7 @@ from ..spec.time import instant_to_micros
 from ..spec.windows import Clock, Dynamic, Session
 from .aggregations import refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation
-from .planner import tie_break_columns
+from .planner import kernel_shape, tie_break_columns
 from .ticks import resolve_duration
 
 DYNAMIC_STRATEGY = "arrow-dynamic"
@@ -181,8 +181,7 @@ def plan_dynamic(events: Events, window: Dynamic, resolved: tuple[ResolvedAggreg
     check = ("the obsolete rules checked per key in the same pass; a violation fails the "
              "query through raise_error naming the anchor's time" if details.check_obsolete
              else "the obsolete rules hold by construction (offsets only), so no check runs")
-    how = ("Spark hash-partitions by key (one shuffle), each partition sorted by key and "
-           "time (see Sorting), then a vectorised Arrow kernel (mapInArrow) takes each "
+    how = (kernel_shape("key and time") + " takes each "
            f"key's run: anchors from {source}; each window's [lo, hi) found by binary "
            "search of its start and end in the key's sorted event times (windows may have "
            "any size and need not move monotonically: O((n + m) log n)); aggregates over "
@@ -215,9 +214,8 @@ def plan_session(events: Events, window: Session, resolved: tuple[ResolvedAggreg
                  "within each uncapped session the chain of starts first -> first event at "
                  "or after first + max_duration -> ... by pointer doubling)")
     lifetimes = " (interval events reach to their end)" if events.is_interval else ""
-    how = ("Spark hash-partitions by key (one shuffle), each partition sorted by key, "
-           "time and tie-break (see Sorting), then a vectorised Arrow kernel (mapInArrow) "
-           f"walks each key's run of events{lifetimes}: {split}; aggregates over all "
+    how = (kernel_shape("key, time and tie-break") +
+           f" walks each key's run of events{lifetimes}: {split}; aggregates over all "
            "sessions at once.")
     return Plan(events, window, resolved, SESSION_STRATEGY,
                 "a session's extent depends on every earlier event of the key (a running "

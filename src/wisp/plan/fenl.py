@@ -20,7 +20,7 @@ from ..spec.calendar import check_cron_matches
 from ..spec.windows import CalendarTick, Since, Trailing
 from .aggregations import grouped_blocker, refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation
-from .planner import tie_break_columns
+from .planner import kernel_shape, tie_break_columns
 from .ticks import DAY
 
 PERIODS = "native-periods"
@@ -113,9 +113,8 @@ def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
     refuse_lifetimes(resolved)
 
 
-HOW = ("Spark hash-partitions by key (one shuffle), each partition sorted by key, "
-       "time and tie-break (see Sorting), then a vectorised Arrow kernel (mapInArrow) "
-       "walks each key's run of events: {ticks}; frames [lo, hi) by cumulative counts of "
+HOW = (kernel_shape("key, time and tie-break") +
+       " walks each key's run of events: {ticks}; frames [lo, hi) by cumulative counts of "
        "ticks and binary search; aggregates over all frames at once (prefix differences, "
        "sparse tables).")
 CALENDAR_TICKS = ("calendar ticks computed on the executors from the time zone's rules "

@@ -72,6 +72,13 @@ def sort_words(events: Events, order: Sequence[str]) -> str:
             "whose order Arrow does not share).")
 
 
+def kernel_shape(order: str) -> str:
+    """How every kernel strategy's events reach its kernel, for the plans' `how` texts:
+    partitioned by key and each partition sorted by `order` (who sorts: `sort_words`)."""
+    return (f"Spark hash-partitions by key (one shuffle), each partition sorted by {order} "
+            "(see Sorting), then a vectorised Arrow kernel (mapInArrow)")
+
+
 def _arrow_orders_as_spark(data_type: T.DataType) -> bool:
     if isinstance(data_type, T.StringType):
         return data_type == T.StringType()

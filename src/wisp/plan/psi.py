@@ -8,7 +8,7 @@ from ..events import Events
 from ..spec.windows import Range, Rows, Window
 from .aggregations import refuse_lifetimes
 from .nodes import Frame, Plan, RangeFrame, ResolvedAggregation, RowsFrame, RunningFrame
-from .planner import tie_break_columns
+from .planner import kernel_shape, tie_break_columns
 from .ticks import resolve_duration
 
 FRAME_STRATEGIES = ("native-running", "arrow-frames")
@@ -39,17 +39,15 @@ def _frames_plan(events: Events, window: Rows | Range | None, frame: Frame,
     streamed = ("each key's run streamed in chunks that keep only the events later "
                 "windows need" if frame is not None and not isinstance(frame, RunningFrame)
                 else "one key's run at a time")
-    ties = tie_break_columns(events)
-    how = ("Spark hash-partitions by key (one shuffle), each partition sorted by key, "
-           "time and tie-break (see Sorting), then a vectorised Arrow kernel (mapInArrow) "
-           f"walks the sorted events, {streamed}: window bounds "
+    how = (kernel_shape("key, time and tie-break") +
+           f" walks the sorted events, {streamed}: window bounds "
            f"{bounds}; counts and integer sums by prefix differences; float sums and "
            "means by prefix differences with their rounding errors recovered, each "
            "frame's result kept when certified within 8 ulps; min/max, variance, stddev "
            "and the uncertified sums by blocked prefix/suffix scans (O(n) for "
            "fixed-width frames), which only add values inside each window.")
     return Plan(events, window, resolved, "arrow-frames", reason, how, "arrow:frames",
-                ties, frame)
+                tie_break_columns(events), frame)
 
 
 def plan_rows(events: Events, window: Rows, resolved: tuple[ResolvedAggregation, ...],

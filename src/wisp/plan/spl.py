@@ -26,7 +26,7 @@ from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
 from .aggregations import grouped_blocker, refuse_lifetimes
 from .nodes import Plan, ResolvedAggregation, RowsFrame
-from .planner import tie_break_columns
+from .planner import kernel_shape, tie_break_columns
 from .psi import native_frames_plan, native_rows
 from .ticks import DAY, resolve_duration
 
@@ -151,8 +151,7 @@ def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
     refuse_lifetimes(resolved)
 
 
-HOW = ("Spark hash-partitions by key (one shuffle), each partition sorted by key and "
-       "arrival order (see Sorting), then a vectorised Arrow kernel (mapInArrow) walks "
+HOW = (kernel_shape("key and arrival order") + " walks "
        "each key's tuples: the clock is the newest time seen; {policies}. Windows that "
        "stay contiguous in arrival order are aggregated as frames [lo, hi) (prefix "
        "differences and a disjoint sparse table, O(n log n)); windows that lose tuples "

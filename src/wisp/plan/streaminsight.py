@@ -23,7 +23,7 @@ from ..spec.time import instant_to_micros
 from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling, Window
 from .aggregations import GROUPED_FNS, grouped_blocker
 from .nodes import Plan, ResolvedAggregation
-from .planner import tie_break_columns
+from .planner import kernel_shape, tie_break_columns
 from .ticks import DAY, resolve_duration
 
 STRATEGY = "arrow-intervals"
@@ -35,9 +35,7 @@ PANE_FNS = {"count": GROUPED_FNS["count"], "sum": ("integer", "float"),
 """Aggregations whose window result is exactly a merge of per-pane partial results:
 counts and sums add up (integer sums exactly), a mean is their quotient, extremes are
 extremes of extremes."""
-SWEEP = ("Spark hash-partitions by key (one shuffle), each partition sorted by key, "
-         "start time and tie-break (see Sorting), then a vectorised Arrow kernel (mapInArrow) "
-         "walks each key's lifetimes")
+SWEEP = kernel_shape("key, start time and tie-break") + " walks each key's lifetimes"
 AGGREGATES = ("; counts and integer and decimal sums come from a difference array over "
               "the runs, float sums, means, extremes, first/last and moments from a "
               "stabbing query on a segment tree over the runs (no member lists); collect, "

@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 
 import wisp as ws
 from wisp.snap import snap_to_hops
+from wisp.windowed import run
 
 pytestmark = pytest.mark.spark
 
@@ -59,9 +60,12 @@ def test_adjusted_events_table(edges: ws.Events) -> None:
     ]
 
 
-def test_query_table(edges: ws.Events) -> None:
+@pytest.mark.parametrize("strategy", [None, "arrow-intervals"])
+def test_query_table(edges: ws.Events, strategy: str | None) -> None:
+    # None: the planner's choice, panes (the events grouped by the hop-grid cells of
+    # their start and last tick); "arrow-intervals": the kernel on the events themselves
     window = ws.Hopping("5s", "2s", align=ALIGN, output="changes")
-    result = edges.window(window).agg(ws.count())
+    result = run(edges, window, [ws.count()], strategy=strategy)
     got = [(utc(r.window_start), utc(r.window_end), r["count"])
            for r in result.orderBy("window_start").collect()]
     assert got == [
@@ -102,6 +106,7 @@ def test_windows_output_stays_bounded_with_the_open_event(edges: ws.Events) -> N
     # e0 and are one row with a null end (its time is the first such window's end).
     result = edges.window(ws.Hopping("5s", "2s", align=ALIGN)).agg(ws.count(),
                                                                     ws.collect("payload"))
+    assert "Strategy arrow-intervals:" in ws.explain(result)  # collect lists members
     got = [(utc(r.window_start), utc(r.window_end), utc(r.time), r["count"],
             r.collect_payload) for r in result.orderBy("window_start").collect()]
     assert got == [
@@ -114,11 +119,18 @@ def test_windows_output_stays_bounded_with_the_open_event(edges: ws.Events) -> N
         (at(8), at(13), at(13), 3, ["e0", "e2", "e3"]),
         (at(10), None, at(15), 1, ["e0"]),
     ]
+    # count alone runs as panes: the same windows and counts
+    counts = edges.window(ws.Hopping("5s", "2s", align=ALIGN)).agg(ws.count())
+    assert "Strategy panes:" in ws.explain(counts)
+    assert [(utc(r.window_start), utc(r.window_end), utc(r.time), r["count"])
+            for r in counts.orderBy("window_start").collect()] == [row[:4] for row in got]
 
 
 def test_explain_names_the_strategy(edges: ws.Events, capsys: pytest.CaptureFixture[str]) -> None:
     result = edges.window(ws.Hopping("5s", "2s", align=ALIGN, output="changes")).agg(
         ws.count())
-    text = ws.explain(result)
-    assert "arrow-intervals" in text
+    assert "Strategy panes:" in ws.explain(result)
+    text = ws.explain(run(edges, ws.Hopping("5s", "2s", align=ALIGN, output="changes"),
+                          [ws.count()], strategy="arrow-intervals"))
+    assert "Strategy arrow-intervals:" in text
     assert "equal consecutive results merge" in text

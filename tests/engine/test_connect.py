@@ -29,9 +29,16 @@ SCRIPT = textwrap.dedent("""
     rows = out.select((F.unix_micros("time") / 1000000).alias("s"), "collect_v")
     running = ev.agg(ws.max("v")).select((F.unix_micros("time") / 1000000).alias("s"),
                                          "max_v")
+    # interval events [t, t + 1) and [3, open) in Hopping(4, 2): the newest start and
+    # end (the horizon) come from a scalar subquery
+    spans = df.select("t", F.when(F.col("t") == 3, None).otherwise(F.col("t") + 1).alias("e"),
+                      "v")
+    hopping = ws.events(spans, time="t", end="e").window(ws.Hopping(4, 2)).agg(
+        ws.count(), ws.sum("v"))
     print("RESULT " + json.dumps({
         "rows": [list(r) for r in rows.orderBy("s").collect()],
         "running": [list(r) for r in running.orderBy("s").collect()],
+        "hopping": [list(r) for r in hopping.orderBy("window_start").collect()],
         "report": ws.report(out)}))
     spark.stop()
 """)
@@ -48,4 +55,9 @@ def test_seed_window_over_spark_connect() -> None:
         [2.0, [1.0, 2.0, 3.0]], [3.0, [2.0, 3.0, 4.0]], [4.0, [3.0, 4.0, 5.0]],
         [5.0, [4.0, 5.0, 6.0]], [6.0, [5.0, 6.0, 7.0]], [7.0, [6.0, 7.0, 8.0]]]
     assert result["running"] == [[float(k), float(k + 1)] for k in range(8)]
+    # windows [2n, 2n + 4) up to the horizon 8 (one tick after the newest start, 7), then
+    # one row for [8, ...) and later, which hold [3, open) alone; v = t + 1
+    assert result["hopping"] == [
+        [-2, 2, 2, 2, 3.0], [0, 4, 4, 4, 10.0], [2, 6, 6, 4, 18.0], [4, 8, 8, 5, 30.0],
+        [6, 10, 10, 3, 19.0], [8, None, 12, 1, 4.0]]
     assert result["report"] == {"rows_in": 8, "rejected_null_time": 0}

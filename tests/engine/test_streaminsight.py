@@ -194,22 +194,24 @@ PANE_AGGS: list[Aggregation] = [
     ws.count("s")]
 
 
-@settings(max_examples=15)
+@settings(max_examples=25)
 @given(rows=event_rows(), size=st.sampled_from(DURATIONS), hop=st.sampled_from(DURATIONS),
        align=st.sampled_from(ALIGNS), key=st.sampled_from(KEYS),
-       output=st.sampled_from(["windows", "changes"]))
-def test_hopping_point_events_by_panes_match_oracle(
+       output=st.sampled_from(["windows", "changes"]), interval=st.booleans())
+def test_hopping_by_panes_match_oracle(
         spark: SparkSession, rows: list[dict[str, Any]], size: str, hop: str,
-        align: dt.datetime | None, key: list[str], output: str) -> None:
+        align: dt.datetime | None, key: list[str], output: str, interval: bool) -> None:
     # panes of gcd(size, hop) (250 ms or more) hold several of the random events, some
-    # exactly on pane boundaries, some 1 µs after them
+    # exactly on pane boundaries, some 1 µs after them; interval events (open, zero-length,
+    # short and long ones) share a pane when their starts and last ticks share cells of
+    # the hop grid
     if output == "changes" and micros(hop) > micros(size):
         size, hop = hop, size
-    ev = to_events(spark, rows, False, key)
+    ev = to_events(spark, rows, interval, key)
     result = ev.window(ws.Hopping(size, hop, align=align, output=output)).agg(*PANE_AGGS)
     assert "Strategy panes" in ws.explain(result)
-    expected = hopping(rows, time="ts", end=None, key=key, order=None,
-                       columns=columns(False), size=micros(size), hop=micros(hop),
+    expected = hopping(rows, time="ts", end="te" if interval else None, key=key, order=None,
+                       columns=columns(interval), size=micros(size), hop=micros(hop),
                        align=align_micros(align), output=output, aggs=PANE_AGGS)
     check(collect(result, key), sort_output(expected, key), rows)
 
@@ -272,6 +274,28 @@ def test_hopping_point_events_on_every_time_kind(spark: SparkSession, kind: str)
                  [ws.count(), ws.sum("v"), ws.mean("v"), ws.max("v")],
                  strategy="arrow-intervals")
     assert sorted(map(tuple, kernel.collect())) == sorted(map(tuple, result.collect()))
+
+
+def test_interval_panes_keep_zero_length_events_apart(spark: SparkSession) -> None:
+    # Hopping(6, 4) over integer time: windows [4n, 4n + 6). [2, 3) and the zero-length
+    # event at 4 (lifetime [4, 5)) start in the same cell of the start grid ([2, 6)), but
+    # their last ticks, 2 and 4, lie in different cells of the end grid ([0, 4), [4, 8)):
+    # two panes. [3, 4) shares the first pane; [9, open) is a pane of its own.
+    df = spark.createDataFrame([(2, 3, 1.0), (4, 4, 2.0), (3, 4, 4.0), (9, None, 8.0)],
+                               "t long, e long, v double")
+    ev = ws.events(df, time="t", end="e")
+    result = ev.window(ws.Hopping(6, 4)).agg(ws.count(), ws.sum("v"), ws.max("v"))
+    assert "Strategy panes:" in ws.explain(result)
+    # windows [-4, 2): none; [0, 6): the first three; [4, 10): [4, 5) and [9, open);
+    # [8, 14): [9, open); the horizon is 10 (one tick after the newest start, 9), so
+    # [12, 18) and every later window are the tail row (null window_end)
+    expected = [(0, 6, 6, 3, 7.0, 4.0), (4, 10, 10, 2, 10.0, 8.0),
+                (8, 14, 14, 1, 8.0, 8.0), (12, None, 18, 1, 8.0, 8.0)]
+    got = sorted(tuple(r) for r in result.collect())
+    assert got == expected
+    kernel = run(ev, ws.Hopping(6, 4), [ws.count(), ws.sum("v"), ws.max("v")],
+                 strategy="arrow-intervals")
+    assert sorted(tuple(r) for r in kernel.collect()) == expected
 
 
 @settings(max_examples=10)

@@ -112,8 +112,11 @@ def test_panes_need_point_events_and_mergeable_aggregates(df: DataFrame) -> None
         run(points, ws.Hopping("2s", "1s"), [ws.sum("v"), ws.stddev("v")], strategy="panes")
     intervals = ws.events(df, time="ts", end="te", key="k")
     with pytest.raises(WispInputError, match=re.escape(
-            "(interval events span several panes), found 'panes'")):
-        run(intervals, ws.Hopping("2s", "1s"), [ws.count()], strategy="panes")
+            "`strategy` must be 'arrow-intervals' or None here (first_v is not a merge of "
+            "per-pane partial results), found 'panes'")):
+        run(intervals, ws.Hopping("2s", "1s"), [ws.count(), ws.first("v")], strategy="panes")
+    assert "Strategy panes:" in ws.explain(intervals.window(ws.Hopping("2s", "1s"))
+                                           .agg(ws.count()))
     with pytest.raises(WispInputError, match=re.escape(
             "`strategy` must be 'arrow-intervals' for Snapshot windows or None, "
             "found 'panes'")):

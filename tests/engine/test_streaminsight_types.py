@@ -33,6 +33,7 @@ from pyspark.sql import types as T
 import wisp as ws
 from wisp.spec.aggregates import Aggregation
 from wisp.spec.windows import Window
+from wisp.windowed import run
 
 pytestmark = pytest.mark.spark
 
@@ -511,6 +512,31 @@ def test_long_sums_near_the_limit_are_exact_and_beyond_it_fail(spark: SparkSessi
     for window, aggs in cases:
         with pytest.raises(Exception, match="overflows a long"):
             ev.window(window).agg(*aggs).collect()
+
+
+# ------------------------------------------------ integer time at the 64-bit limits
+
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+@pytest.mark.parametrize("strategy", ["panes", "arrow-intervals"])
+@pytest.mark.parametrize("row", [
+    (LONG_MIN, LONG_MIN),  # a point at the bottom: its first windows begin below it
+    (LONG_MIN + 1, LONG_MIN + 3),  # an interval there
+    (LONG_MAX - 5, LONG_MAX - 1),  # its last window ends beyond the top
+    (LONG_MAX, LONG_MAX),  # a point at the top: the horizon is one tick beyond it
+    (LONG_MAX, None),  # open-ended from the top
+])
+def test_hopping_windows_beyond_the_tick_range_fail_the_query(
+        spark: SparkSession, strategy: str, row: tuple[int, int | None]) -> None:
+    # Hopping(10, 4): each event lies in windows reaching 6 to 10 ticks beyond it
+    df = spark.createDataFrame([(*row, 1.0)], "t long, e long, v double")
+    ev = ws.events(df, time="t", end="e")
+    result = run(ev, ws.Hopping(10, 4), [ws.count(), ws.sum("v")], strategy=strategy)
+    with pytest.raises(Exception) as caught:
+        result.collect()
+    assert "a window bound of the time column 't' leaves the 64-bit tick range" in str(
+        caught.value)
 
 
 # ------------------------------------------------ decimal time at a fine scale

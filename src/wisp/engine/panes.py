@@ -1,34 +1,52 @@
-"""Hopping windows over point events as panes: Spark pre-aggregates each key's events
-per pane with its own hash aggregation, then the interval kernel (`streaminsight.py`)
-merges the partial results of the panes each window holds.
+"""Hopping windows as panes: Spark pre-aggregates each key's events per pane with its
+own hash aggregation, then the interval kernel (`streaminsight.py`) merges the partial
+results of the panes each window holds.
 
-Shape: `repartition(key)` (the one shuffle) + `groupBy(key, pane start)` (partial
-counts, sums and extremes; Spark keeps the key partitioning) +
-a sort of each partition by (key, pane start) + `mapInArrow(kernel)` + one projection (a mean
-is sum / count). The panes are `[align + k*width, align +
-(k+1)*width)` with `width` = gcd(size, hop), so every window is a whole number of panes
-and a pane start lies in exactly the windows its events lie in: the kernel, seeing each
-pane as one point event at its start, finds the same windows as it would from the
-events themselves (output="windows" and output="changes" alike).
+Shape: `repartition(key)` (the one shuffle) + `groupBy(key, pane)` (partial counts,
+sums and extremes; Spark keeps the key partitioning) + a sort of each partition by
+(key, pane) + `mapInArrow(kernel)` + one projection (a mean is sum / count).
+
+Point events: the panes are `[align + k*width, align + (k+1)*width)` with `width` =
+gcd(size, hop), so every window is a whole number of panes and a pane start lies in
+exactly the windows its events lie in: the kernel, seeing each pane as one point event
+at its start, finds the same windows as it would from the events themselves
+(output="windows" and output="changes" alike).
+
+Interval events `[time, end)`: an event belongs to the windows from the first one
+whose end is after its start to the last one that begins at or before its last tick
+(`max(end, time + 1) - 1`). Both depend only on which cell of the hop grid each falls
+in (the start's cells are phased at `align + size`, the last tick's at `align`), so the
+events of a key with the same two cells, and the same openness, belong to the same
+windows: a "pane" is such a class. Its partials go to the kernel as one interval event,
+`[min(time), max(end))`, which lies in the same two cells (a null end stays null).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..events import Events
 from ..plan.nodes import Plan, ResolvedAggregation
-from ..plan.streaminsight import Panes
+from ..plan.streaminsight import IntervalWindow, Panes
 from .arrow import AggregateJob, arrow_type
-from .columns import col, guarded
+from .columns import col
 from .layout import arrow_schema, bound_fields, mapped_by_key
 from .native import time_from_ticks, time_ticks
-from .streaminsight import IntervalKernel
+from .streaminsight import (
+    HORIZON_END,
+    HORIZON_START,
+    IntervalKernel,
+    interval_guarded,
+    needs_horizon,
+    with_horizon,
+)
 
 PANE = "__wisp_pane"
+START_CELL, LAST_CELL, OPEN = "__wisp_start_cell", "__wisp_last_cell", "__wisp_open"
 EXACT = T.DecimalType(20, 0)
 """Integer values are summed per pane as decimals: a pane's sum never overflows, and
 the kernel sums the partials exactly (a window's sum that leaves 64 bits fails)."""
@@ -74,7 +92,9 @@ def _partials(plan: Plan) -> tuple[list[Partial], list[Column]]:
     """The partials every aggregation needs (each (fn, column) once), and each
     aggregation's result as a projection of the merged partials."""
     partials: dict[tuple[str, str | None], Partial] = {}
-    taken = {*plan.events.key, plan.events.time.name, "window_start", "window_end", "time"}
+    events = plan.events
+    taken = {*events.key, events.time.name, "window_start", "window_end", "time",
+             *([events.end, HORIZON_START, HORIZON_END] if events.end else [])}
 
     def merged(fn: str, r: ResolvedAggregation) -> Column:
         key = (fn, r.aggregation.col)
@@ -101,24 +121,64 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
     window = details.window
     keys = [col(k) for k in events.key]
     partials, results = _partials(plan)
-    t = time_ticks(events.time)
-    pane = t - F.pmod(t - F.lit(window.align), F.lit(details.width))
     # partitioned by key first: the aggregation by (key, pane) and the kernel's sort
     # then share one shuffle (pre-aggregating before a shuffle by (key, pane) would add
     # a second one, which costs more than it saves when panes hold about one event)
-    source = guarded(events, observation)
+    source = interval_guarded(events, observation)
     source = source.repartition(*keys) if keys else source.repartition(1)
-    grouped = source.groupBy(*keys, pane.alias(PANE)).agg(
-        *[p.per_pane.alias(p.name) for p in partials])
-    time = time_from_ticks(col(PANE), events.time).alias(events.time.name)
-    merged_input = grouped.select(*keys, time, *[col(p.name) for p in partials])
+    per_pane = [p.per_pane.alias(p.name) for p in partials]
+    if events.end is None:
+        t = time_ticks(events.time)
+        pane = t - F.pmod(t - F.lit(window.align), F.lit(details.width))
+        grouped = source.groupBy(*keys, pane.alias(PANE)).agg(*per_pane)
+        bounds = [time_from_ticks(col(PANE), events.time).alias(events.time.name)]
+        order = [events.time.name]
+    else:
+        grouped = source.groupBy(*keys, *lifetime_class(events, window)).agg(
+            *representative(events), *per_pane)
+        if needs_horizon(events, window, per_window=False):
+            grouped = with_horizon(grouped, events)
+        bounds = [col(c) for c in grouped.columns if c in (events.time.name, events.end,
+                                                           HORIZON_START, HORIZON_END)]
+        order = [events.time.name, events.end]
+    merged_input = grouped.select(*keys, *bounds, *[col(p.name) for p in partials])
     fields = bound_fields(events) + [T.StructField(p.name, p.merged_type)
                                      for p in partials]
     kernel = IntervalKernel(
-        keys=tuple(events.key), time=events.time.name, end=None,
+        keys=tuple(events.key), time=events.time.name, end=events.end,
         time_kind=events.time.kind, time_scale=events.time.scale, window=window,
         aggregates=tuple(p.job for p in partials), schema=arrow_schema(fields))
-    merged_windows = mapped_by_key(merged_input, events.key, [events.time.name],
+    merged_windows = mapped_by_key(merged_input, events.key, order,
                                    merged_input.columns, kernel, fields)
     return merged_windows.select(*keys, col("window_start"), col("window_end"), col("time"),
                                  *results)
+
+
+def lifetime_class(events: Events, window: IntervalWindow) -> list[Column]:
+    """The grouping columns of interval events that belong to the same windows: the cell
+    of the hop grid (phase `align + size`) holding the start, the cell (phase `align`)
+    holding the last tick, and whether the end is open. A cell is named by its grid
+    point; `try_subtract` makes the one cell whose grid point is below the tick range
+    null instead of failing, and no other cell is null."""
+    assert events.end is not None
+    start = time_ticks(events.time)
+    end = time_ticks(replace(events.time, name=events.end))
+    last = F.when(end > start, end - F.lit(1)).otherwise(start)
+    return [_cell(start, (window.size + window.align) % window.hop, window.hop)
+            .alias(START_CELL),
+            _cell(last, window.align % window.hop, window.hop).alias(LAST_CELL),
+            end.isNull().alias(OPEN)]
+
+
+def _cell(ticks: Column, phase: int, hop: int) -> Column:
+    """The largest `phase + n*hop` <= `ticks`, without overflowing on the way."""
+    offset = F.pmod(F.pmod(ticks, F.lit(hop)) - F.lit(phase), F.lit(hop))
+    return F.try_subtract(ticks, offset)
+
+
+def representative(events: Events) -> list[Column]:
+    """A class's interval: the earliest start and the latest end of its events (null
+    for an open class)."""
+    assert events.end is not None
+    return [F.min(col(events.time.name)).alias(events.time.name),
+            F.max(col(events.end)).alias(events.end)]

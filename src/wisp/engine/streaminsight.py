@@ -63,11 +63,22 @@ def interval_guarded(events: Events, observation: Observation) -> DataFrame:
     return checked_intervals(events, observation, end_message(events))
 
 
-def _needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> bool:
+def needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> bool:
     """Hopping windows over interval events find where only open-ended events remain for
     output="windows" (to bound the output) and for per-window groups."""
     return events.end is not None and window.kind == "hopping" and (
         window.output == "windows" or per_window)
+
+
+def with_horizon(df: DataFrame, events: Events) -> DataFrame:
+    """`df` with the newest start and the newest end of all the events in every row
+    (`HORIZON_START`, `HORIZON_END`): one scalar subquery, which Spark runs once before
+    the query and reads as a constant (no join, nothing added to a shuffle)."""
+    assert events.end is not None
+    newest = events.df.agg(F.struct(F.max(col(events.time.name)).alias(HORIZON_START),
+                                    F.max(col(events.end)).alias(HORIZON_END))).scalar()
+    return df.withColumns({HORIZON_START: newest.getField(HORIZON_START),
+                           HORIZON_END: newest.getField(HORIZON_END)})
 
 
 def intervals(plan: Plan, observation: Observation) -> DataFrame:
@@ -79,11 +90,8 @@ def intervals(plan: Plan, observation: Observation) -> DataFrame:
     needed = list(dict.fromkeys(
         [*keys, events.time.name, *([events.end] if events.end else []),
          *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
-    if _needs_horizon(events, window, any(r.aggregation.lifetimes for r in plan.aggregations)):
-        assert events.end is not None
-        newest = events.df.agg(F.max(col(events.time.name)).alias(HORIZON_START),
-                               F.max(col(events.end)).alias(HORIZON_END))
-        df = df.crossJoin(newest)
+    if needs_horizon(events, window, any(r.aggregation.lifetimes for r in plan.aggregations)):
+        df = with_horizon(df, events)
         needed += [HORIZON_START, HORIZON_END]
     fields = output_fields(events, plan.aggregations)
     kernel = IntervalKernel(
@@ -129,10 +137,25 @@ class IntervalKernel(PerKeyKernel):
         if self.unit > 1:
             wrapped |= np.abs(rows.time) > np.iinfo(np.int64).max // self.unit
         if wrapped.any():
-            raise OverflowError(
-                f"wisp: a window bound of the time column {self.time!r} leaves the 64-bit "
-                "tick range (a time too close to its limits for this window; for a "
-                "decimal time, cast to a decimal with fewer decimal places)")
+            raise self.out_of_range()
+
+    def check_first_window(self, start: iv.IntArray) -> None:
+        """The earliest hopping window holding the earliest start begins within the tick
+        range (else its bound would wrap around to the far end, and the event would
+        seem to lie in no window)."""
+        if self.window.kind != "hopping" or not len(start):
+            return
+        w = self.window
+        earliest = int(start.min()) - w.size  # Python ints: exact
+        first = earliest - (earliest - w.align) % w.hop + w.hop
+        if first < np.iinfo(np.int64).min:
+            raise self.out_of_range()
+
+    def out_of_range(self) -> OverflowError:
+        return OverflowError(
+            f"wisp: a window bound of the time column {self.time!r} leaves the 64-bit "
+            "tick range (a time too close to its limits for this window; for a "
+            "decimal time, cast to a decimal with fewer decimal places)")
 
     @property
     def unit(self) -> int:
@@ -150,7 +173,7 @@ class IntervalKernel(PerKeyKernel):
         ends = first.column(HORIZON_END).combine_chunks()
         if validity(ends)[0]:
             newest = max(newest, int(to_ticks(ends, self.time_kind)[0]) // self.unit)
-        return newest
+        return min(newest, int(iv.END_OF_TIME))  # one tick after the last one: none
 
     def windows(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray,
                 runs: iv.IntArray | None = None, slots: bool = False
@@ -234,9 +257,10 @@ class IntervalKernel(PerKeyKernel):
         w = self.window
         heads = start[runs[:-1]]
         tails = np.maximum.reduceat(end, runs[:-1]) - 1
-        extent = (float(np.abs(heads).max()) + abs(w.align) + 4.0 * (w.size + w.hop)
-                  + float((tails.astype(np.float64) - heads + 2.0 * w.size + 4.0 * w.hop)
-                          .sum()))
+        # in floats: the absolute value of the smallest 64-bit integer is not one
+        spans = tails.astype(np.float64) - heads + 2.0 * w.size + 4.0 * w.hop
+        extent = (float(np.abs(heads.astype(np.float64)).max()) + abs(w.align)
+                  + 4.0 * (w.size + w.hop) + float(spans.sum()))
         if extent >= 2.0**62:
             return None
         relative = heads - w.align
@@ -252,6 +276,7 @@ class IntervalKernel(PerKeyKernel):
         then the length): snapshot and count windows restart per run, hopping runs are
         moved into slots of their own (`offsets`: see `run_runs`)."""
         start, end = self.lifetimes(group)
+        self.check_first_window(start)
         if runs is not None and offsets is not None:
             shift = np.repeat(offsets, np.diff(runs))
             start, end = start + shift, end + shift

@@ -1,10 +1,11 @@
 """Rules of the hopping, tumbling, snapshot and count-by-start-time family.
 
 Tumbling windows over point events with aggregations Spark computes exactly run as
-"native-buckets": one `groupBy(key, window start)`, no sort. Hopping windows over point
-events with mergeable aggregations run as "panes": Spark pre-aggregates each key's
-events per pane (the gcd of size and hop) with its hash aggregation, and the interval
-kernel combines the panes of each window. Every other window of the family runs as the
+"native-buckets": one `groupBy(key, window start)`, no sort. Hopping windows with
+mergeable aggregations run as "panes": Spark pre-aggregates each key's events per pane
+(point events: the gcd of size and hop; interval events: the hop-grid cells of the
+start and the last tick) with its hash aggregation, and the interval kernel combines
+the panes of each window. Every other window of the family runs as the
 "arrow-intervals" strategy: Spark partitions by key, each partition is sorted by start
 time; a kernel turns each key's lifetimes into windows, groups windows whose member sets
 are equal, and aggregates each member set once.
@@ -169,9 +170,10 @@ def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggr
 
 @dataclass(frozen=True)
 class Panes:
-    """Hopping windows for `panes`: `window` for the kernel, and the panes
-    `[align + k*width, align + (k+1)*width)` (`width` = gcd(size, hop)) that tile every
-    window, in ticks of the time column (days for date time)."""
+    """Hopping windows for `panes`: `window` for the kernel, and for point events the
+    panes `[align + k*width, align + (k+1)*width)` (`width` = gcd(size, hop)) that tile
+    every window, in ticks of the time column (days for date time). Interval events are
+    grouped by the cells of the hop grid instead (`engine/panes.py`)."""
 
     window: IntervalWindow
     width: int
@@ -180,8 +182,6 @@ class Panes:
 def pane_blocker(events: Events, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
     """Why hopping windows cannot merge per-pane partial aggregates, or None when they
     can."""
-    if events.end is not None:
-        return "interval events span several panes"
     if events.time.kind not in BUCKET_TIMES:
         return f"{events.time.kind} time runs on the kernel"
     for r in resolved:
@@ -192,8 +192,8 @@ def pane_blocker(events: Events, resolved: tuple[ResolvedAggregation, ...]) -> s
 
 def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggregation, ...],
                  strategy: str | None) -> Plan:
-    """Hopping windows: "panes" when the events are points and every aggregation merges
-    per-pane partials, else the interval kernel over the events themselves."""
+    """Hopping windows: "panes" when every aggregation merges per-pane partials (point
+    or interval events), else the interval kernel over the events themselves."""
     _check(events, strategy, "Hopping")
     size = _positive(window.size, events.time, "size")
     hop = _positive(window.hop, events.time, "hop")
@@ -209,19 +209,29 @@ def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggreg
         return kernel_plan
     details: IntervalWindow = kernel_plan.details
     width = math.gcd(details.size, details.hop)
-    how = (f"Spark partitions the events by key (one shuffle), computes each event's pane "
-           f"start (time - pmod(time - align, {width}): panes of gcd(size, hop) ticks) and "
-           "aggregates by (key, pane) with its own hash aggregation (partial counts, sums "
-           "and extremes); the panes are sorted (see Sorting), and the interval kernel "
-           "treats each pane as one point event and merges the partials of the panes each "
-           "window holds (exact sums of counts and integers, float sums, extremes of "
-           "extremes; a mean is sum / count).")
+    if events.end is None:
+        panes = (f"computes each event's pane start (time - pmod(time - align, {width}): "
+                 "panes of gcd(size, hop) ticks)")
+        seen = "treats each pane as one point event"
+        why = "every window is a whole number of panes"
+    else:
+        panes = (f"computes the cells of the {details.hop}-tick hop grid holding each "
+                 "event's start and its last tick (max(end, time + 1) - 1), which decide "
+                 "its windows: a pane is the events of a key with the same two cells and "
+                 "the same openness")
+        seen = "treats each pane as one interval event [min(time), max(end))"
+        why = "events with the same pane belong to the same windows"
+    how = (f"Spark partitions the events by key (one shuffle), {panes}, and aggregates by "
+           "(key, pane) with its own hash aggregation (partial counts, sums and extremes); "
+           f"the panes are sorted (see Sorting), and the interval kernel {seen} and merges "
+           "the partials of the panes each window holds (exact sums of counts and "
+           "integers, float sums, extremes of extremes; a mean is sum / count).")
     return replace(kernel_plan, strategy=PANES, builder="panes:panes",
-                   reason="every window is a whole number of panes and every aggregation "
-                   "merges per-pane partial results, so the sort and the kernel see one row "
-                   "per pane instead of one per event; when panes hold about one event "
-                   "each, the aggregation costs more than it saves "
-                   "(strategy='arrow-intervals' runs the kernel on the events)",
+                   reason=f"{why} and every aggregation merges per-pane partial results, "
+                   "so the sort and the kernel see one row per pane instead of one per "
+                   "event; when panes hold about one event each, the aggregation costs "
+                   "more than it saves (strategy='arrow-intervals' runs the kernel on the "
+                   "events)",
                    how=how, details=Panes(details, width))
 
 

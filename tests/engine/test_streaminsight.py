@@ -276,6 +276,23 @@ def test_hopping_point_events_on_every_time_kind(spark: SparkSession, kind: str)
     assert sorted(map(tuple, kernel.collect())) == sorted(map(tuple, result.collect()))
 
 
+@settings(max_examples=10)
+@given(rows=event_rows(), size=st.sampled_from(DURATIONS), align=st.sampled_from(ALIGNS),
+       key=st.sampled_from(KEYS), interval=st.booleans())
+def test_tumbling_by_panes_match_oracle(
+        spark: SparkSession, rows: list[dict[str, Any]], size: str,
+        align: dt.datetime | None, key: list[str], interval: bool) -> None:
+    # interval events run as panes by default, point events when asked for
+    ev = to_events(spark, rows, interval, key)
+    result = run(ev, ws.Tumbling(size, align=align), PANE_AGGS,
+                 strategy=None if interval else "panes")
+    assert "Strategy panes" in ws.explain(result)
+    expected = hopping(rows, time="ts", end="te" if interval else None, key=key, order=None,
+                       columns=columns(interval), size=micros(size), hop=micros(size),
+                       align=align_micros(align), output="windows", aggs=PANE_AGGS)
+    check(collect(result, key), sort_output(expected, key), rows)
+
+
 def test_interval_panes_keep_zero_length_events_apart(spark: SparkSession) -> None:
     # Hopping(6, 4) over integer time: windows [4n, 4n + 6). [2, 3) and the zero-length
     # event at 4 (lifetime [4, 5)) start in the same cell of the start grid ([2, 6)), but

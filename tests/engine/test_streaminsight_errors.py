@@ -80,8 +80,8 @@ def test_unknown_strategy(df: DataFrame) -> None:
             "`strategy` must be 'arrow-intervals' for Snapshot windows or None, found 'x'")):
         run(ev, ws.Snapshot(), [ws.count()], strategy="x")
     with pytest.raises(WispInputError, match=re.escape(
-            "`strategy` must be 'arrow-intervals', 'native-buckets' for Tumbling windows or "
-            "None, found 'x'")):
+            "`strategy` must be 'arrow-intervals', 'native-buckets', 'panes' for Tumbling "
+            "windows or None, found 'x'")):
         run(ev, ws.Tumbling("1s"), [ws.count()], strategy="x")
 
 
@@ -95,9 +95,16 @@ def test_native_buckets_need_point_events_and_order_free_aggregates(df: DataFram
     with pytest.raises(WispInputError, match=re.escape(
             "(interval events span several windows)")):
         run(intervals, ws.Tumbling("1s"), [ws.count()], strategy="native-buckets")
-    # without a strategy, such queries run on the interval kernel
+    # without a strategy, such queries run on the interval kernel, or as panes where
+    # every aggregation merges per-pane partials
     assert "arrow-intervals" in ws.explain(points.window(ws.Tumbling("1s")).agg(
         ws.first("v")))
+    assert "Strategy panes:" in ws.explain(intervals.window(ws.Tumbling("1s")).agg(
+        ws.count()))
+    with pytest.raises(WispInputError, match=re.escape(
+            "`strategy` must be 'arrow-intervals' or None here (first_v is not a merge of "
+            "per-pane partial results), found 'panes'")):
+        run(intervals, ws.Tumbling("1s"), [ws.first("v")], strategy="panes")
 
 
 def test_panes_need_point_events_and_mergeable_aggregates(df: DataFrame) -> None:

@@ -58,14 +58,15 @@ class IntervalWindow:
     n: int = 1
 
 
-ALSO = {"Tumbling": BUCKETS, "Hopping": PANES}
-"""The strategy each kind may run on besides the interval kernel."""
+ALSO = {"Tumbling": (BUCKETS, PANES), "Hopping": (PANES,)}
+"""The strategies each kind may run on besides the interval kernel."""
 
 
 def _check(events: Events, strategy: str | None, kind: str) -> None:
-    if strategy is not None and strategy != STRATEGY and strategy != ALSO.get(kind):
-        choices = ", ".join(repr(s) for s in (STRATEGY, ALSO.get(kind)) if s)
-        raise bad_value("strategy", f"{choices} for {kind} windows or None", strategy)
+    choices = (STRATEGY, *ALSO.get(kind, ()))
+    if strategy is not None and strategy not in choices:
+        raise bad_value("strategy", f"{', '.join(repr(s) for s in choices)} for {kind} "
+                        "windows or None", strategy)
     if events.time.kind == "float":
         raise WispUnsupportedError(
             f"{kind} windows need exact ticks: `time` must be a timestamp, date, integer or "
@@ -148,14 +149,15 @@ def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggr
                   strategy: str | None) -> Plan:
     """Tumbling by duration: one groupBy on the window start when every aggregation has
     an exact order-free Spark form and the events are points; else hopping windows with
-    `hop = size` on the interval kernel."""
+    `hop = size`, as panes when every aggregation merges per-pane partials (interval
+    events), else on the interval kernel."""
     _check(events, strategy, "Tumbling")
     size = _positive(window.size, events.time, "size")
     align = resolve_align(window.align, events.time)
     blocker = bucket_blocker(events, resolved)
     if strategy == BUCKETS and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
-    if blocker is None and strategy != STRATEGY:
+    if (blocker is None and strategy is None) or strategy == BUCKETS:
         unit = DAY if events.time.kind == "date" else 1
         how = ("Spark computes each event's window start (time - pmod(time - align, size)) "
                "and aggregates by (key, window start) with its own hash aggregation: no "
@@ -165,7 +167,8 @@ def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggr
                     "groupBy computes them, and every aggregation has an exact Spark form",
                     how, "native:buckets", tie_break_columns(events),
                     Buckets(size // unit, align // unit))
-    return _hopping(events, window, size, size, align, "windows", resolved)
+    return _panes_or_kernel(events, _hopping(events, window, size, size, align, "windows",
+                                             resolved), resolved, strategy)
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,14 @@ def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggreg
         raise bad_value("hop", f"at most `size` ({window.size!r}) for output='changes' "
                         "(snapped lifetimes need windows without gaps)", window.hop)
     align = resolve_align(window.align, events.time)
-    kernel_plan = _hopping(events, window, size, hop, align, window.output, resolved)
+    return _panes_or_kernel(events, _hopping(events, window, size, hop, align, window.output,
+                                             resolved), resolved, strategy)
+
+
+def _panes_or_kernel(events: Events, kernel_plan: Plan,
+                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
+    """`kernel_plan` (hopping windows on the interval kernel) as panes when every
+    aggregation merges per-pane partials and no other strategy is asked for."""
     blocker = pane_blocker(events, resolved)
     if strategy == PANES and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)

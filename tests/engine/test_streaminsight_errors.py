@@ -107,7 +107,7 @@ def test_native_buckets_need_point_events_and_order_free_aggregates(df: DataFram
         run(intervals, ws.Tumbling("1s"), [ws.first("v")], strategy="panes")
 
 
-def test_panes_need_point_events_and_mergeable_aggregates(df: DataFrame) -> None:
+def test_panes_need_mergeable_aggregates(df: DataFrame) -> None:
     points = ws.events(df, time="ts", key="k")
     with pytest.raises(WispInputError, match=re.escape(
             "`strategy` must be 'arrow-intervals', 'panes' for Hopping windows or None, "

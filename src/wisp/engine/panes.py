@@ -136,10 +136,10 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
     else:
         grouped = source.groupBy(*keys, *lifetime_class(events, window)).agg(
             *representative(events), *per_pane)
+        bounds = [col(events.time.name), col(events.end)]
         if needs_horizon(events, window, per_window=False):
             grouped = with_horizon(grouped, events)
-        bounds = [col(c) for c in grouped.columns if c in (events.time.name, events.end,
-                                                           HORIZON_START, HORIZON_END)]
+            bounds += [col(HORIZON_START), col(HORIZON_END)]
         order = [events.time.name, events.end]
     merged_input = grouped.select(*keys, *bounds, *[col(p.name) for p in partials])
     fields = bound_fields(events) + [T.StructField(p.name, p.merged_type)

@@ -42,6 +42,7 @@ from .streaminsight import (
     IntervalKernel,
     interval_guarded,
     needs_horizon,
+    tick_range_message,
     with_horizon,
 )
 
@@ -128,8 +129,10 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
     source = source.repartition(*keys) if keys else source.repartition(1)
     per_pane = [p.per_pane.alias(p.name) for p in partials]
     if events.end is None:
-        t = time_ticks(events.time)
-        pane = t - F.pmod(t - F.lit(window.align), F.lit(details.width))
+        # a pane starting below the tick range starts windows that do too
+        pane = _cell(time_ticks(events.time), window.align % details.width, details.width)
+        pane = F.when(pane.isNull(), F.raise_error(F.lit(tick_range_message(
+            events.time.name)))).otherwise(pane)
         grouped = source.groupBy(*keys, pane.alias(PANE)).agg(*per_pane)
         bounds = [time_from_ticks(col(PANE), events.time).alias(events.time.name)]
         order = [events.time.name]

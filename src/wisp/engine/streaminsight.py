@@ -63,6 +63,13 @@ def interval_guarded(events: Events, observation: Observation) -> DataFrame:
     return checked_intervals(events, observation, end_message(events))
 
 
+def tick_range_message(time: str) -> str:
+    """The error of a window whose bound would leave the 64-bit tick range."""
+    return (f"wisp: a window bound of the time column {time!r} leaves the 64-bit tick "
+            "range (a time too close to its limits for this window; for a decimal time, "
+            "cast to a decimal with fewer decimal places)")
+
+
 def needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> bool:
     """Hopping windows over interval events find where only open-ended events remain for
     output="windows" (to bound the output) and for per-window groups."""
@@ -139,23 +146,39 @@ class IntervalKernel(PerKeyKernel):
         if wrapped.any():
             raise self.out_of_range()
 
-    def check_first_window(self, start: iv.IntArray) -> None:
-        """The earliest hopping window holding the earliest start begins within the tick
-        range (else its bound would wrap around to the far end, and the event would
-        seem to lie in no window)."""
+    def check_tick_range(self, group: pa.Table, start: iv.IntArray,
+                         end: iv.IntArray) -> None:
+        """Hopping windows are computed in 64-bit ticks and window indices: the query
+        fails, rather than a bound wrapping around to the far end or an event being
+        taken for an open-ended one, where a lifetime (`end` as from `lifetimes`) ends
+        at or beyond the last tick, the first window holding the earliest start begins
+        below the first tick, or a window's index passes `MAX_WINDOW_INDEX` (integer
+        time in the top quarter of the range or more, with a hop of 1-3 ticks)."""
         if self.window.kind != "hopping" or not len(start):
             return
+        known = (validity(group.column(self.end).combine_chunks()) if self.end is not None
+                 else np.ones(len(start), dtype=bool))
+        if (known & ((end <= start) | (end == iv.END_OF_TIME))).any():
+            raise self.out_of_range()
         w = self.window
         earliest = int(start.min()) - w.size  # Python ints: exact
         first = earliest - (earliest - w.align) % w.hop + w.hop
-        if first < np.iinfo(np.int64).min:
+        finite = end[known]
+        last = max(int(finite.max()) - 1 if len(finite) else int(start.max()),
+                   int(start.max()))
+        if (first < np.iinfo(np.int64).min
+                or (last - w.align) // w.hop + 1 > iv.MAX_WINDOW_INDEX):
+            raise self.out_of_range()
+
+    def check_horizon(self, horizon: int) -> None:
+        """The first window beginning at or after `horizon` has an index below
+        `MAX_WINDOW_INDEX` (see `check_tick_range`)."""
+        w = self.window
+        if horizon != iv.END_OF_TIME and -((w.align - horizon) // w.hop) > iv.MAX_WINDOW_INDEX:
             raise self.out_of_range()
 
     def out_of_range(self) -> OverflowError:
-        return OverflowError(
-            f"wisp: a window bound of the time column {self.time!r} leaves the 64-bit "
-            "tick range (a time too close to its limits for this window; for a "
-            "decimal time, cast to a decimal with fewer decimal places)")
+        return OverflowError(tick_range_message(self.time))
 
     @property
     def unit(self) -> int:
@@ -190,9 +213,10 @@ class IntervalKernel(PerKeyKernel):
             return iv.count_by_start(start, w.n, runs)
         time_weighted = any(job.fn == "time_weighted_mean" or job.lifetimes
                             for job in self.aggregates)
+        horizon = int(iv.END_OF_TIME) if slots else self.horizon(group)
+        self.check_horizon(horizon)
         groups, rows = iv.hopping(
-            start, end, w.size, w.hop, w.align, output=w.output,
-            horizon=int(iv.END_OF_TIME) if slots else self.horizon(group),
+            start, end, w.size, w.hop, w.align, output=w.output, horizon=horizon,
             split_partial=time_weighted, gather=gather,
             per_window=any(job.lifetimes for job in self.aggregates))
         return groups, rows, np.zeros(len(rows.group), dtype=np.int64)
@@ -276,7 +300,7 @@ class IntervalKernel(PerKeyKernel):
         then the length): snapshot and count windows restart per run, hopping runs are
         moved into slots of their own (`offsets`: see `run_runs`)."""
         start, end = self.lifetimes(group)
-        self.check_first_window(start)
+        self.check_tick_range(group, start, end)
         if runs is not None and offsets is not None:
             shift = np.repeat(offsets, np.diff(runs))
             start, end = start + shift, end + shift

@@ -29,10 +29,10 @@ BoolArray = npt.NDArray[np.bool_]
 END_OF_TIME = np.iinfo(np.int64).max
 """The end of time in ticks: an open-ended lifetime ends here; shown as a null end."""
 _NO_INDEX = np.iinfo(np.int64).max // 4
+"""A window index beyond every real one (the window index of the end of time)."""
 MAX_WINDOW_INDEX = int(_NO_INDEX) - 1
 """The largest window index (`(w - align) / hop`) `hopping` tells apart from the index
 it gives open-ended runs: callers fail where a window's index would pass it."""
-"""A window index beyond every real one (the window index of the end of time)."""
 
 
 @dataclass(frozen=True)

@@ -531,12 +531,7 @@ def test_hopping_windows_beyond_the_tick_range_fail_the_query(
         spark: SparkSession, strategy: str, row: tuple[int, int | None]) -> None:
     # Hopping(10, 4): each event lies in windows reaching 6 to 10 ticks beyond it
     df = spark.createDataFrame([(*row, 1.0)], "t long, e long, v double")
-    ev = ws.events(df, time="t", end="e")
-    result = run(ev, ws.Hopping(10, 4), [ws.count(), ws.sum("v")], strategy=strategy)
-    with pytest.raises(Exception) as caught:
-        result.collect()
-    assert "a window bound of the time column 't' leaves the 64-bit tick range" in str(
-        caught.value)
+    assert_beyond_tick_range(ws.events(df, time="t", end="e"), ws.Hopping(10, 4), strategy)
 
 
 @pytest.mark.parametrize("strategy", ["panes", "arrow-intervals"])
@@ -550,8 +545,13 @@ def test_hopping_point_windows_beyond_the_tick_range_fail_the_query(
     # its windows fit, but their indices ((start - align) / hop, above 2^61) do not
     # stay apart from the index of open-ended runs. Each used to give wrong rows or none.
     df = spark.createDataFrame([(t, 1.0)], "t long, v double")
-    result = run(ws.events(df, time="t"), ws.Hopping(6, 3), [ws.count(), ws.sum("v")],
-                 strategy=strategy)
+    assert_beyond_tick_range(ws.events(df, time="t"), ws.Hopping(6, 3), strategy)
+
+
+def assert_beyond_tick_range(ev: ws.Events, window: Window, strategy: str) -> None:
+    """Counting and summing `v` over `window` fails the query with wisp's tick-range
+    error on `strategy`."""
+    result = run(ev, window, [ws.count(), ws.sum("v")], strategy=strategy)
     with pytest.raises(Exception) as caught:
         result.collect()
     assert "a window bound of the time column 't' leaves the 64-bit tick range" in str(

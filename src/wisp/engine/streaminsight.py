@@ -163,9 +163,9 @@ class IntervalKernel(PerKeyKernel):
         w = self.window
         earliest = int(start.min()) - w.size  # Python ints: exact
         first = earliest - (earliest - w.align) % w.hop + w.hop
-        finite = end[known]
-        last = max(int(finite.max()) - 1 if len(finite) else int(start.max()),
-                   int(start.max()))
+        last = int(start.max())  # the latest tick of a lifetime
+        if known.any():
+            last = max(last, int(end[known].max()) - 1)
         if (first < np.iinfo(np.int64).min
                 or (last - w.align) // w.hop + 1 > iv.MAX_WINDOW_INDEX):
             raise self.out_of_range()

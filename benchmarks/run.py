@@ -13,7 +13,6 @@ import dataclasses
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -24,6 +23,9 @@ import pyarrow as pa
 import pyspark
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+
+import wisp
+from wisp.session import ARROW_BATCH_BYTES
 
 from .cases import CASES, STRATEGIES
 from .data import Data, generate
@@ -135,15 +137,13 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float, int]], list[Item]]:
                   for i in items]
 
 
-def session() -> SparkSession:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master("local[2]").appName("wisp-bench")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
+def session(spark_defaults: bool = False) -> SparkSession:
+    """A local[2] session as `wisp.session()` starts one; with `spark_defaults`, Spark's
+    own cap on an Arrow batch's bytes stays (measured against every row sent)."""
+    spark = wisp.session("local[2]", app_name="wisp-bench")
     spark.sparkContext.setLogLevel("ERROR")
+    if spark_defaults:
+        spark.conf.unset(ARROW_BATCH_BYTES)
     return spark
 
 
@@ -227,7 +227,8 @@ def machine(spark: SparkSession) -> list[str]:
         f"- spark.sql.shuffle.partitions = {conf.get('spark.sql.shuffle.partitions')}, "
         f"adaptive execution = {conf.get('spark.sql.adaptive.enabled')}, "
         "spark.sql.execution.arrow.maxRecordsPerBatch = "
-        f"{conf.get('spark.sql.execution.arrow.maxRecordsPerBatch')}",
+        f"{conf.get('spark.sql.execution.arrow.maxRecordsPerBatch')}, "
+        f"{ARROW_BATCH_BYTES} = {conf.get(ARROW_BATCH_BYTES)}",
     ]
 
 
@@ -294,10 +295,13 @@ def main() -> None:
                         help="comma-separated parameters w (widths, size/hop ratios, gaps)")
     parser.add_argument("--skip-native", action="store_true",
                         help="time wisp only (no native runs, no comparison)")
+    parser.add_argument("--spark-defaults", action="store_true",
+                        help=f"keep Spark's default {ARROW_BATCH_BYTES} (wisp.session() "
+                             "lifts it)")
     parser.add_argument("--output", default="BENCHMARKS.md", help="the report to write")
     args = parser.parse_args()
     begin = time.perf_counter()
-    spark = session()
+    spark = session(args.spark_defaults)
     datasets, items = plan(args.quick)
     if args.only:
         items = [i for i in items if i.case in args.only.split(",")]

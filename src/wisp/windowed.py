@@ -16,6 +16,7 @@ from .events import Events
 from .plan.explain import describe
 from .plan.nodes import Plan, Strategy
 from .plan.planner import plan as make_plan
+from .session import arrow_batch_advice
 from .spec.aggregates import Aggregation
 from .spec.windows import Window
 
@@ -67,8 +68,14 @@ def _run_of(result: object) -> Run:
 
 
 def explain(result: DataFrame) -> str:
-    """Print and return, in words, the strategy chosen for `result` and why."""
-    text = describe(_run_of(result).plan)
+    """Print and return, in words, the strategy chosen for `result` and why; for a
+    strategy that runs a Python worker, also a session setting that would speed it up."""
+    plan = _run_of(result).plan
+    text = describe(plan)
+    advice = None if plan.builder.startswith("native:") else arrow_batch_advice(
+        result.sparkSession)
+    if advice is not None:
+        text += f"\nTuning: {advice}"
     print(text)
     return text
 

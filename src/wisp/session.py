@@ -6,6 +6,7 @@ import os
 import re
 import sys
 
+from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
@@ -61,12 +62,27 @@ def byte_count(text: str | None) -> int | None:
     return int(found.group(1)) * _BYTE_UNITS[found.group(2)]
 
 
-def arrow_batch_advice(spark: SparkSession) -> str | None:
-    """A sentence for `explain` when the session measures every Arrow batch row by row
-    (None when it does not, or when this Spark has no such cap)."""
-    cap = byte_count(spark.conf.get(ARROW_BATCH_BYTES, None))
-    if cap is None or cap == UNCAPPED_ARROW_BATCH_BYTES:
+def arrow_batch_cap(spark: SparkSession) -> int | None:
+    """`ARROW_BATCH_BYTES` in bytes as the session reads it (Spark's default unless set);
+    None where this Spark does not know the setting."""
+    try:
+        return byte_count(spark.conf.get(ARROW_BATCH_BYTES))
+    except PySparkException:  # no such setting, no default
         return None
+
+
+def arrow_batches_measured(spark: SparkSession) -> bool:
+    """Whether the session measures every Arrow batch row by row: `ARROW_BATCH_BYTES`
+    below `UNCAPPED_ARROW_BATCH_BYTES` (False where this Spark has no such cap)."""
+    cap = arrow_batch_cap(spark)
+    return cap is not None and cap != UNCAPPED_ARROW_BATCH_BYTES
+
+
+def arrow_batch_advice(spark: SparkSession) -> str | None:
+    """A sentence for `explain` when the session measures every Arrow batch row by row."""
+    if not arrow_batches_measured(spark):
+        return None
+    cap = arrow_batch_cap(spark)
     return (f"{ARROW_BATCH_BYTES} is {cap:,} bytes, so Spark measures each Arrow batch "
             f"after every row it sends to the Python worker; "
             f'spark.conf.set("{ARROW_BATCH_BYTES}", "{UNCAPPED_ARROW_BATCH_BYTES}") turns '

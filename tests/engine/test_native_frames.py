@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import wisp as ws
+from wisp.session import ARROW_BATCH_BYTES, UNCAPPED_ARROW_BATCH_BYTES
 from wisp.spec.aggregates import Aggregation
 from wisp.windowed import _run_of, run
 
@@ -85,9 +86,31 @@ def test_planner_choice(spark: SparkSession) -> None:
     text = ws.explain(run(ev, ws.Rows(-9, 0), [ws.mean("v")]))
     assert "Strategy native-frames: Spark's window operator with a ROWS BETWEEN 9 " \
            "PRECEDING AND 0 FOLLOWING frame" in text
-    assert "Why: the window holds at most 10 events (<= 32)" in text
+    assert ("Why: the window holds at most 10 events (<= 32), every aggregation has a "
+            "native form, and the session measures every Arrow batch row by row") in text
     text = ws.explain(run(ev, ws.Rows(-999, 0), [ws.mean("v")]))
     assert "Strategy arrow-frames" in text and "blocked prefix/suffix scans" in text
+
+
+def test_planner_runs_the_kernel_when_arrow_batches_are_not_measured(
+        spark: SparkSession) -> None:
+    ev = ws.events(to_frame(spark, []), time="ts", key="k")
+    spark.conf.set(ARROW_BATCH_BYTES, str(UNCAPPED_ARROW_BATCH_BYTES))
+    try:
+        narrow = run(ev, ws.Rows(-9, 0), [ws.mean("v")])
+        sliding = run(ev, ws.Sliding(ws.Count(10)), [ws.sum("v")])
+    finally:
+        spark.conf.unset(ARROW_BATCH_BYTES)
+    assert _run_of(narrow).plan.strategy == "arrow-frames"
+    assert _run_of(sliding).plan.strategy == "arrow-spl"
+    assert ("Why: the session sends Arrow batches to the Python worker without measuring "
+            "them row by row (spark.sql.execution.arrow.maxBytesPerBatch at its largest "
+            "value), so the kernel's round trip costs less than Spark's own sliding frame "
+            "even for a window this narrow.") in ws.explain(narrow)
+    # built under Spark's default cap, the same windows run on Spark's own frame
+    assert strategy_of(ev, ws.Rows(-9, 0), ws.mean("v")) == "native-frames"
+    assert _run_of(run(ev, ws.Sliding(ws.Count(10)), [ws.sum("v")])).plan.strategy == \
+        "native-frames"
 
 
 @pytest.mark.parametrize("window", [ws.Rows(-2, 0), ws.Rows(-2, 1, partial=True), None])

@@ -548,6 +548,77 @@ def test_hopping_point_windows_beyond_the_tick_range_fail_the_query(
     assert_beyond_tick_range(ws.events(df, time="t"), ws.Hopping(6, 3), strategy)
 
 
+@pytest.mark.parametrize("window", [ws.Snapshot(), ws.CountByStartTime(1)], ids=repr)
+@pytest.mark.parametrize("row", [
+    (LONG_MAX, LONG_MAX),  # one tick at the last tick: it would end beyond the range
+    (LONG_MAX - 3, LONG_MAX),  # a finite end at the last tick reads as "open-ended"
+    (LONG_MAX, None),  # open-ended from the last tick: its start is "the end of time"
+])
+def test_snapshot_and_count_lifetimes_at_the_last_tick_fail_the_query(
+        spark: SparkSession, window: Window, row: tuple[int, int | None]) -> None:
+    # beside an ordinary event of the same key. These used to give an open window for a
+    # finite event, or no row at all for the open-ended one.
+    df = spark.createDataFrame([(0, 5, 1.0), (*row, 1.0)], "t long, e long, v double")
+    assert_beyond_tick_range(ws.events(df, time="t", end="e"), window, "arrow-intervals")
+
+
+@pytest.mark.parametrize("window", [ws.Snapshot(), ws.CountByStartTime(1)], ids=repr)
+def test_snapshot_and_count_point_at_the_last_tick_fails_the_query(
+        spark: SparkSession, window: Window) -> None:
+    df = spark.createDataFrame([(0, 1.0), (LONG_MAX, 1.0)], "t long, v double")
+    assert_beyond_tick_range(ws.events(df, time="t"), window, "arrow-intervals")
+
+
+def test_snapshot_lifetimes_just_below_the_last_tick(spark: SparkSession) -> None:
+    # an event ending one tick before the last, and an open-ended one from there
+    df = spark.createDataFrame([(LONG_MAX - 3, LONG_MAX - 1, 1.0), (LONG_MAX - 1, None, 2.0)],
+                               "t long, e long, v double")
+    result = ws.events(df, time="t", end="e").window(ws.Snapshot()).agg(ws.count(),
+                                                                         ws.sum("v"))
+    assert sorted(tuple(r) for r in result.collect()) == [
+        (9223372036854775804, 9223372036854775806, 9223372036854775804, 1, 1.0),
+        (9223372036854775806, None, 9223372036854775806, 1, 2.0)]
+
+
+TUMBLING_STRATEGIES = ["native-buckets", "panes", "arrow-intervals"]
+
+
+@pytest.mark.parametrize("strategy", TUMBLING_STRATEGIES)
+@pytest.mark.parametrize("t", [LONG_MIN, LONG_MIN + 7, LONG_MAX - 7, LONG_MAX])
+def test_tumbling_point_windows_beyond_the_tick_range_fail_the_query(
+        spark: SparkSession, strategy: str, t: int) -> None:
+    # Tumbling(10) from 0: the window of -2^63 .. -2^63 + 7 begins at -2^63 - 2, the
+    # window of 2^63 - 7 .. 2^63 - 1 ends at 2^63 + 3. Spark's own aggregation
+    # (native-buckets) used to fail here with its bare "long overflow".
+    df = spark.createDataFrame([(t, 1.0)], "t long, v double")
+    assert_beyond_tick_range(ws.events(df, time="t"), ws.Tumbling(10), strategy)
+
+
+@pytest.mark.parametrize("strategy", TUMBLING_STRATEGIES)
+def test_tumbling_point_windows_at_the_top_of_the_tick_range(
+        spark: SparkSession, strategy: str) -> None:
+    # the last window of Tumbling(10) that fits in 64-bit ticks
+    df = spark.createDataFrame([(LONG_MAX - 17, 4.0), (LONG_MAX - 8, 8.0)], "t long, v double")
+    result = run(ws.events(df, time="t"), ws.Tumbling(10), [ws.count(), ws.sum("v")],
+                 strategy=strategy)
+    assert [tuple(r) for r in result.collect()] == [
+        (9223372036854775790, 9223372036854775800, 9223372036854775800, 2, 12.0)]
+
+
+def test_tumbling_point_windows_at_the_bottom_of_the_tick_range(spark: SparkSession) -> None:
+    # the first window of Tumbling(10) that fits in 64-bit ticks: Spark's aggregation
+    # (native-buckets) writes it; the kernel (and panes, which feed it) computes a
+    # window index from `time - size`, which would leave 64 bits within one window's
+    # size of -2^63, so it fails the query there rather than wrap (conservative)
+    df = spark.createDataFrame([(LONG_MIN + 8, 1.0), (LONG_MIN + 17, 2.0)], "t long, v double")
+    ev = ws.events(df, time="t")
+    result = run(ev, ws.Tumbling(10), [ws.count(), ws.sum("v")], strategy="native-buckets")
+    assert [tuple(r) for r in result.collect()] == [
+        (-9223372036854775800, -9223372036854775790, -9223372036854775790, 2, 3.0)]
+    for strategy in ("panes", "arrow-intervals"):
+        assert_beyond_tick_range(ev, ws.Tumbling(10), strategy)
+
+
 def assert_beyond_tick_range(ev: ws.Events, window: Window, strategy: str) -> None:
     """Counting and summing `v` over `window` fails the query with wisp's tick-range
     error on `strategy`."""

@@ -45,6 +45,25 @@ def fail_where(df: DataFrame, condition: Column, message: str | Column) -> DataF
     return df.filter(F.when(condition, F.raise_error(text)).otherwise(F.lit(True)))
 
 
+def tick_range_message(time: str) -> str:
+    """The error of a window whose bound would leave the 64-bit tick range."""
+    return (f"wisp: a window bound of the time column {time!r} leaves the 64-bit tick "
+            "range (a time too close to its limits for this window; for a decimal time, "
+            "cast to a decimal with fewer decimal places)")
+
+
+def grid_floor(ticks: Column, phase: int, step: int) -> Column:
+    """The largest `phase + n*step` <= `ticks`, without overflowing on the way: null
+    where that point lies below the 64-bit range."""
+    offset = F.pmod(F.pmod(ticks, F.lit(step)) - F.lit(phase), F.lit(step))
+    return F.try_subtract(ticks, offset)
+
+
+def or_fail(value: Column, message: str) -> Column:
+    """`value`, and the query fails with `message` where it is null."""
+    return F.when(value.isNull(), F.raise_error(F.lit(message))).otherwise(value)
+
+
 def counted_where(condition: Column) -> Column:
     """The number of rows where `condition` holds, as an aggregate for an observation.
     Spark rewrites `count_if` through a common-expression projection that made an

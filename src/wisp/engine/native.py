@@ -12,7 +12,15 @@ from ..plan.streaminsight import Buckets
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US
 from ..spec.windows import Tumbling
 from .arrow_codec import DAY
-from .columns import col, fail_where, guarded, output_time_type
+from .columns import (
+    col,
+    fail_where,
+    grid_floor,
+    guarded,
+    or_fail,
+    output_time_type,
+    tick_range_message,
+)
 
 BUCKET = "__wisp_window_start"
 BATCH = "__wisp_batch"
@@ -189,17 +197,20 @@ def buckets(plan: Plan, observation: Observation) -> DataFrame:
     """Tumbling windows `[align + k*size, align + (k+1)*size)` over point events: each
     event's window start by floor-mod (correct before 1970), then one hash aggregation by
     (key, window start); `window_end` = `time` = start + size. Empty windows have no
-    row."""
+    row. A window whose start or end would leave the 64-bit tick range (integer time
+    within a window of its limits) fails the query with wisp's message."""
     events = plan.events
     window: Buckets = plan.details
     df = guarded(events, observation)
-    ticks = time_ticks(events.time)
-    start = (ticks - F.pmod(ticks - F.lit(window.align), F.lit(window.size))).alias(BUCKET)
+    beyond = tick_range_message(events.time.name)
+    start = or_fail(grid_floor(time_ticks(events.time), window.align % window.size,
+                               window.size), beyond).alias(BUCKET)
     grouped = df.groupBy(*[col(k) for k in events.key], start).agg(
         *[_aggregate(r, None) for r in plan.aggregations])
     time_type = output_time_type(events.time)
     begin = col(BUCKET)
-    end = time_from_ticks(begin + F.lit(window.size), events.time).cast(time_type)
+    end = time_from_ticks(or_fail(F.try_add(begin, F.lit(window.size)), beyond),
+                          events.time).cast(time_type)
     return grouped.select(
         *[col(k) for k in events.key],
         time_from_ticks(begin, events.time).cast(time_type).alias("window_start"),

@@ -33,7 +33,7 @@ from ..events import Events
 from ..plan.nodes import Plan, ResolvedAggregation
 from ..plan.streaminsight import IntervalWindow, Panes
 from .arrow import AggregateJob, arrow_type
-from .columns import col
+from .columns import col, grid_floor, or_fail, tick_range_message
 from .layout import arrow_schema, bound_fields, mapped_by_key
 from .native import time_from_ticks, time_ticks
 from .streaminsight import (
@@ -42,7 +42,6 @@ from .streaminsight import (
     IntervalKernel,
     interval_guarded,
     needs_horizon,
-    tick_range_message,
     with_horizon,
 )
 
@@ -130,9 +129,8 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
     per_pane = [p.per_pane.alias(p.name) for p in partials]
     if events.end is None:
         # a pane starting below the tick range starts windows that do too
-        pane = _cell(time_ticks(events.time), window.align % details.width, details.width)
-        pane = F.when(pane.isNull(), F.raise_error(F.lit(tick_range_message(
-            events.time.name)))).otherwise(pane)
+        pane = or_fail(grid_floor(time_ticks(events.time), window.align % details.width,
+                                  details.width), tick_range_message(events.time.name))
         grouped = source.groupBy(*keys, pane.alias(PANE)).agg(*per_pane)
         bounds = [time_from_ticks(col(PANE), events.time).alias(events.time.name)]
         order = [events.time.name]
@@ -167,16 +165,10 @@ def lifetime_class(events: Events, window: IntervalWindow) -> list[Column]:
     start = time_ticks(events.time)
     end = time_ticks(replace(events.time, name=events.end))
     last = F.when(end > start, end - F.lit(1)).otherwise(start)
-    return [_cell(start, (window.size + window.align) % window.hop, window.hop)
+    return [grid_floor(start, (window.size + window.align) % window.hop, window.hop)
             .alias(START_CELL),
-            _cell(last, window.align % window.hop, window.hop).alias(LAST_CELL),
+            grid_floor(last, window.align % window.hop, window.hop).alias(LAST_CELL),
             end.isNull().alias(OPEN)]
-
-
-def _cell(ticks: Column, phase: int, hop: int) -> Column:
-    """The largest `phase + n*hop` <= `ticks`, without overflowing on the way."""
-    offset = F.pmod(F.pmod(ticks, F.lit(hop)) - F.lit(phase), F.lit(hop))
-    return F.try_subtract(ticks, offset)
 
 
 def representative(events: Events) -> list[Column]:

@@ -37,7 +37,7 @@ from .arrow import (
     whole_runs,
 )
 from .arrow_codec import DAY, from_ticks, null_mask, numeric_values, to_ticks, validity
-from .columns import col, guarded
+from .columns import col, guarded, tick_range_message
 from .columns import interval_guarded as checked_intervals
 from .layout import aggregate_jobs, arrow_schema, mapped_by_key, output_fields
 
@@ -61,13 +61,6 @@ def interval_guarded(events: Events, observation: Observation) -> DataFrame:
     if events.end is None:
         return guarded(events, observation)
     return checked_intervals(events, observation, end_message(events))
-
-
-def tick_range_message(time: str) -> str:
-    """The error of a window whose bound would leave the 64-bit tick range."""
-    return (f"wisp: a window bound of the time column {time!r} leaves the 64-bit tick "
-            "range (a time too close to its limits for this window; for a decimal time, "
-            "cast to a decimal with fewer decimal places)")
 
 
 def needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> bool:
@@ -123,14 +116,24 @@ class IntervalKernel(PerKeyKernel):
     schema: pa.Schema
 
     def lifetimes(self, group: pa.Table) -> tuple[iv.IntArray, iv.IntArray]:
+        """Each event's start and effective end in ticks (`iv.lifetimes`: an open end is
+        `END_OF_TIME`, the last tick). The query fails, rather than an event being taken
+        for an open-ended one or lost, where an event starts at the last tick or a known
+        lifetime would end at or beyond it: both look like the end of time there."""
         times = group.column(self.time).combine_chunks()
         start = self.ticks(times)
         if self.end is None:
-            return start, iv.lifetimes(start, start, np.ones(len(start), bool))
-        ends = group.column(self.end).combine_chunks()
-        known = validity(ends)
-        end = self.ticks(pc.coalesce(ends, times))
-        return start, iv.lifetimes(start, end, known)
+            known = np.ones(len(start), dtype=bool)
+            end = iv.lifetimes(start, start, known)
+        else:
+            ends = group.column(self.end).combine_chunks()
+            known = validity(ends)
+            end = iv.lifetimes(start, self.ticks(pc.coalesce(ends, times)), known)
+        at_the_end = (start == iv.END_OF_TIME) | (known & ((end <= start)
+                                                            | (end == iv.END_OF_TIME)))
+        if at_the_end.any():
+            raise self.out_of_range()
+        return start, end
 
     def ticks(self, array: pa.Array) -> iv.IntArray:
         """Times as 64-bit ticks (whole days for date time)."""
@@ -146,26 +149,22 @@ class IntervalKernel(PerKeyKernel):
         if wrapped.any():
             raise self.out_of_range()
 
-    def check_tick_range(self, group: pa.Table, start: iv.IntArray,
-                         end: iv.IntArray) -> None:
+    def check_tick_range(self, start: iv.IntArray, end: iv.IntArray) -> None:
         """Hopping windows are computed in 64-bit ticks and window indices: the query
-        fails, rather than a bound wrapping around to the far end or an event being
-        taken for an open-ended one, where a lifetime (`end` as from `lifetimes`) ends
-        at or beyond the last tick, the first window holding the earliest start begins
-        below the first tick, or a window's index passes `MAX_WINDOW_INDEX` (integer
-        time in the top quarter of the range or more, with a hop of 1-3 ticks)."""
+        fails, rather than a bound wrapping around to the far end, where the first
+        window holding the earliest start begins below the first tick or a window's
+        index passes `MAX_WINDOW_INDEX` (integer time in the top quarter of the range or
+        more, with a hop of 1-3 ticks). `start` and `end` are as from `lifetimes`, which
+        has failed the query on a lifetime reaching the last tick."""
         if self.window.kind != "hopping" or not len(start):
             return
-        known = (validity(group.column(self.end).combine_chunks()) if self.end is not None
-                 else np.ones(len(start), dtype=bool))
-        if (known & ((end <= start) | (end == iv.END_OF_TIME))).any():
-            raise self.out_of_range()
         w = self.window
         earliest = int(start.min()) - w.size  # Python ints: exact
         first = earliest - (earliest - w.align) % w.hop + w.hop
         last = int(start.max())  # the latest tick of a lifetime
-        if known.any():
-            last = max(last, int(end[known].max()) - 1)
+        finite = end != iv.END_OF_TIME
+        if finite.any():
+            last = max(last, int(end[finite].max()) - 1)
         if (first < np.iinfo(np.int64).min
                 or (last - w.align) // w.hop + 1 > iv.MAX_WINDOW_INDEX):
             raise self.out_of_range()
@@ -300,7 +299,7 @@ class IntervalKernel(PerKeyKernel):
         then the length): snapshot and count windows restart per run, hopping runs are
         moved into slots of their own (`offsets`: see `run_runs`)."""
         start, end = self.lifetimes(group)
-        self.check_tick_range(group, start, end)
+        self.check_tick_range(start, end)
         if runs is not None and offsets is not None:
             shift = np.repeat(offsets, np.diff(runs))
             start, end = start + shift, end + shift

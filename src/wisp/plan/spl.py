@@ -183,7 +183,7 @@ def plan_sliding(events: Events, window: Sliding, resolved: tuple[ResolvedAggreg
             trigger.kind == "count" and trigger.n == 1):
         # the last n tuples at every arrival, in time order: the Rows window (-(n-1), 0)
         frame = RowsFrame(-(evict.n - 1), 0, window.partial)
-        if native_rows(frame, resolved):
+        if native_rows(events, frame, resolved):
             return native_frames_plan(events, window, frame, resolved)
     details = SplDetails("sliding", evict, trigger, window.partial, arrival_columns(events))
     words = (f"sliding window, eviction {_words(evict)}, trigger {_words(trigger)}"

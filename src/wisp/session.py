@@ -80,9 +80,9 @@ def arrow_batches_measured(spark: SparkSession) -> bool:
 
 def arrow_batch_advice(spark: SparkSession) -> str | None:
     """A sentence for `explain` when the session measures every Arrow batch row by row."""
-    if not arrow_batches_measured(spark):
+    cap = arrow_batch_cap(spark)  # read once: over Spark Connect each read is a call
+    if cap is None or cap == UNCAPPED_ARROW_BATCH_BYTES:
         return None
-    cap = arrow_batch_cap(spark)
     return (f"{ARROW_BATCH_BYTES} is {cap:,} bytes, so Spark measures each Arrow batch "
             f"after every row it sends to the Python worker; "
             f'spark.conf.set("{ARROW_BATCH_BYTES}", "{UNCAPPED_ARROW_BATCH_BYTES}") turns '

@@ -588,7 +588,7 @@ TUMBLING_STRATEGIES = ["native-buckets", "panes", "arrow-intervals"]
 def test_tumbling_point_windows_beyond_the_tick_range_fail_the_query(
         spark: SparkSession, strategy: str, t: int) -> None:
     # Tumbling(10) from 0: the window of -2^63 .. -2^63 + 7 begins at -2^63 - 2, the
-    # window of 2^63 - 7 .. 2^63 - 1 ends at 2^63 + 3. Spark's own aggregation
+    # window of 2^63 - 8 .. 2^63 - 1 ends at 2^63 + 2. Spark's own aggregation
     # (native-buckets) used to fail here with its bare "long overflow".
     df = spark.createDataFrame([(t, 1.0)], "t long, v double")
     assert_beyond_tick_range(ws.events(df, time="t"), ws.Tumbling(10), strategy)

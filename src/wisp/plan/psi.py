@@ -62,11 +62,11 @@ def plan_rows(events: Events, window: Rows, resolved: tuple[ResolvedAggregation,
     if strategy is None and native_rows(events, frame, resolved):
         return native_frames_plan(events, window, frame, resolved)
     return _frames_plan(events, window, frame, resolved,
-                        "requested" if strategy == "arrow-frames" else kernel_reason(
+                        "requested" if strategy == "arrow-frames" else _kernel_reason(
                             events, frame, resolved))
 
 
-def kernel_reason(events: Events, frame: RowsFrame,
+def _kernel_reason(events: Events, frame: RowsFrame,
                   resolved: tuple[ResolvedAggregation, ...]) -> str:
     """Why a `Rows` frame (or the sliding window that is one) runs the kernel."""
     if frame.last - frame.first + 1 > NATIVE_ROWS_MAX:

@@ -159,8 +159,8 @@ def lifetime_class(events: Events, window: IntervalWindow) -> list[Column]:
     """The grouping columns of interval events that belong to the same windows: the cell
     of the hop grid (phase `align + size`) holding the start, the cell (phase `align`)
     holding the last tick, and whether the end is open. A cell is named by its grid
-    point; `try_subtract` makes the one cell whose grid point is below the tick range
-    null instead of failing, and no other cell is null."""
+    point (`grid_floor`): the one cell whose grid point is below the tick range is null
+    instead of failing, and no other cell is null."""
     assert events.end is not None
     start = time_ticks(events.time)
     end = time_ticks(replace(events.time, name=events.end))

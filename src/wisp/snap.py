@@ -8,7 +8,8 @@ earliest window holding `s` becomes valid (that window's end) and `E` is where t
 window holding the last tick `e - 1` stops being valid (its end plus one hop). Snapshot
 windows over the snapped events give one row per interval over which the hopping
 result is constant (`Hopping(..., output="changes")`). An open-ended event stays
-open-ended (null end = end of time). Point events are lifetimes of one tick.
+open-ended (null end = end of time). Point events are lifetimes of one tick. The
+bounds are exact to the limits of 64-bit ticks; one beyond them fails the query.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class SnapKernel:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from .engine.arrow_codec import DAY, from_ticks, to_ticks, validity
+        from .engine.columns import tick_range_message
 
         for batch in batches:
             if batch.num_rows == 0:
@@ -93,14 +95,14 @@ class SnapKernel:
             if self.has_end:
                 ends = batch.column(self.end)
                 known = validity(ends)
-                finish = iv.lifetimes(start, to_ticks(pc.coalesce(ends, times),
-                                                      self.time_kind) // unit, known)
+                end = to_ticks(pc.coalesce(ends, times), self.time_kind) // unit
             else:
-                finish = iv.lifetimes(start, start, np.ones(len(start), bool))
-            new_start = iv.snap_start(start, self.size // unit, self.hop // unit,
-                                      self.align // unit) * unit
-            new_end = iv.snap_end(finish, self.size // unit, self.hop // unit,
-                                  self.align // unit)
+                known, end = np.ones(len(start), bool), start
+            bounds = iv.snapped(start, end, known, self.size // unit, self.hop // unit,
+                                self.align // unit)
+            if bounds is None:
+                raise OverflowError(tick_range_message(self.time))
+            new_start, new_end = bounds[0] * unit, bounds[1]
             new_end = np.where(new_end == iv.END_OF_TIME, new_end, new_end * unit)
             open_end = new_end == iv.END_OF_TIME
             everywhere = np.ones(len(start), bool)

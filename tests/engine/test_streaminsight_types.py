@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 import wisp as ws
+from wisp.snap import snap_to_hops
 from wisp.spec.aggregates import Aggregation
 from wisp.spec.windows import Window
 from wisp.windowed import run
@@ -617,6 +618,32 @@ def test_tumbling_point_windows_at_the_bottom_of_the_tick_range(spark: SparkSess
         (-9223372036854775800, -9223372036854775790, -9223372036854775790, 2, 3.0)]
     for strategy in ("panes", "arrow-intervals"):
         assert_beyond_tick_range(ev, ws.Tumbling(10), strategy)
+
+
+def test_snapped_lifetimes_at_the_limits_of_the_tick_range(spark: SparkSession) -> None:
+    # Hopping(6, 3) aligned at 1: the earliest window holding -2^63 is [-2^63 - 3,
+    # -2^63 + 3) (it begins below the range, its result holds from its end), the latest
+    # is [-2^63, -2^63 + 6), valid to -2^63 + 9. This used to come out 2 ticks short
+    # (and 1 tick short) from a wrapped subtraction.
+    df = spark.createDataFrame([(LONG_MIN, LONG_MIN + 1, 1.0)], "t long, e long, v double")
+    snapped = snap_to_hops(ws.events(df, time="t", end="e"), 6, 3, align=1)
+    assert [tuple(r) for r in snapped.df.collect()] == [
+        (-9223372036854775805, -9223372036854775799, 1.0)]
+
+
+@pytest.mark.parametrize("row", [
+    (LONG_MAX - 10, LONG_MAX - 5),  # the snapped end lies beyond 2^63 - 1 (it wrapped)
+    (LONG_MAX - 20, LONG_MAX - 12),  # it is 2^63 - 1 (it read as the end of time)
+    (LONG_MAX, LONG_MAX),  # one tick at the last tick
+])
+def test_snapped_lifetimes_beyond_the_tick_range_fail_the_query(
+        spark: SparkSession, row: tuple[int, int]) -> None:
+    df = spark.createDataFrame([(0, 5, 1.0), (*row, 1.0)], "t long, e long, v double")
+    snapped = snap_to_hops(ws.events(df, time="t", end="e"), 11, 4)
+    with pytest.raises(Exception) as caught:
+        snapped.df.collect()
+    assert "a window bound of the time column 't' leaves the 64-bit tick range" in str(
+        caught.value)
 
 
 def assert_beyond_tick_range(ev: ws.Events, window: Window, strategy: str) -> None:

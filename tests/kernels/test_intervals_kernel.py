@@ -274,3 +274,68 @@ def test_per_window_groups_stop_at_the_horizon() -> None:
 @pytest.mark.parametrize(("t", "expected"), [(0, -1), (1, 1), (2, 1), (-1, -1), (-2, -3)])
 def test_floor_to_grid_before_the_epoch(t: int, expected: int) -> None:
     assert iv.floor_to_grid(np.array([t]), 1, 2).tolist() == [expected]
+
+
+# ------------------------------------------- snapping lifetimes, to the 64-bit limits
+
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def snapped_by_search(start: int, end: int | None, size: int, hop: int,
+                      align: int) -> tuple[int, int | None] | None:
+    """Snapped bounds by walking the windows `[align + k*hop, + size)` around the
+    lifetime in Python integers: where the earliest window holding `start` ends, and
+    where the validity of the latest window holding the last tick ends. None where a
+    bound does not fit in 64-bit ticks below the last tick (the end of time)."""
+    last = None if end is None else max(end, start + 1) - 1
+
+    def windows_holding(t: int) -> list[int]:
+        k = (t - align) // hop
+        starts = (align + j * hop for j in range(k - size // hop - 2, k + 2))
+        return [w for w in starts if w <= t < w + size]
+
+    new_start = min(windows_holding(start)) + size
+    new_end = None if last is None else max(windows_holding(last)) + size + hop
+    if new_start > LONG_MAX or (last is not None and last + 1 >= LONG_MAX) or (
+            new_end is not None and new_end >= LONG_MAX):
+        return None
+    return new_start, new_end
+
+
+EDGE_TICKS = st.one_of(st.integers(LONG_MIN, LONG_MIN + 40), st.integers(-40, 40),
+                       st.integers(LONG_MAX - 40, LONG_MAX),
+                       st.integers(LONG_MIN, LONG_MAX))
+
+
+@settings(max_examples=300)
+@given(start=EDGE_TICKS, length=st.one_of(st.none(), st.integers(0, 30)),
+       hop=st.integers(1, 7), extra=st.integers(0, 12),
+       align=st.one_of(st.integers(-9, 9), st.integers(LONG_MIN, LONG_MAX)))
+def test_snapped_lifetimes_match_a_search_of_the_windows(
+        start: int, length: int | None, hop: int, extra: int, align: int) -> None:
+    size = hop + extra
+    end = None if length is None else min(start + length, LONG_MAX)
+    got = iv.snapped(np.array([start], np.int64), np.array([start if end is None else end],
+                                                            np.int64),
+                     np.array([end is not None]), size, hop, align)
+    want = snapped_by_search(start, end, size, hop, align)
+    if want is None:
+        assert got is None
+    else:
+        assert got is not None
+        assert int(got[0][0]) == want[0]
+        assert int(got[1][0]) == (iv.END_OF_TIME if want[1] is None else want[1])
+
+
+def test_snapped_lifetimes_beside_the_limits() -> None:
+    # the cases that used to wrap around in 64-bit ticks: near -2^63 with an align
+    # (2 ticks short), a snapped end beyond 2^63 - 1 (it wrapped to a huge negative), a
+    # snapped end at 2^63 - 1 (it read as the end of time) and a point at 2^63 - 1
+    rows = np.array([LONG_MIN, LONG_MAX - 10, LONG_MAX - 20, LONG_MAX], np.int64)
+    ends = np.array([LONG_MIN + 1, LONG_MAX - 5, LONG_MAX - 12, LONG_MAX], np.int64)
+    known = np.ones(1, bool)
+    cases = [(0, 6, 3, 1, (LONG_MIN + 3, LONG_MIN + 9)), (1, 10, 4, 0, None),
+             (2, 11, 4, 0, None), (3, 10, 4, 0, None)]
+    for row, size, hop, align, want in cases:
+        got = iv.snapped(rows[row:row + 1], ends[row:row + 1], known, size, hop, align)
+        assert (None if got is None else (int(got[0][0]), int(got[1][0]))) == want

@@ -121,6 +121,33 @@ def snap_end(end: IntArray, size: int, hop: int, align: int) -> IntArray:
     return result
 
 
+_EXACT_BELOW = 1 << 62
+"""Below this magnitude (ticks, `size + hop` and `align`), `snapped` computes in 64-bit
+ticks: no step of its arithmetic can then leave the range."""
+
+
+def snapped(start: IntArray, end: IntArray, known: BoolArray, size: int, hop: int,
+            align: int) -> tuple[IntArray, IntArray] | None:
+    """`snap_start` and `snap_end` of the lifetimes `[start, end)` (`known` False: open
+    ended), or None where a snapped bound leaves the tick range: a start beyond the last
+    tick, or a finite end at or beyond it (the last tick stands for the end of time, as
+    does a finite lifetime reaching it). Exact: where a tick, `size + hop` or `align`
+    lies within a quarter of the range's limits, it computes in Python integers."""
+    near = (size + hop >= _EXACT_BELOW or not -_EXACT_BELOW < align < _EXACT_BELOW
+            or bool(((start >= _EXACT_BELOW) | (start <= -_EXACT_BELOW)).any())
+            or bool((known & ((end >= _EXACT_BELOW) | (end <= -_EXACT_BELOW))).any()))
+    if near:
+        start, end = start.astype(object), end.astype(object)
+    finish = lifetimes(start, end, known)
+    new_start, new_end = snap_start(start, size, hop, align), snap_end(finish, size, hop,
+                                                                         align)
+    beyond = (new_start > END_OF_TIME) | (known & ((finish >= END_OF_TIME)
+                                                   | (new_end >= END_OF_TIME)))
+    if beyond.any():
+        return None
+    return new_start.astype(np.int64), new_end.astype(np.int64)
+
+
 # ---------------------------------------------------------------------- membership
 
 

@@ -123,6 +123,9 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float, int]], list[Item]]:
               for c in SLIDING for w in (10, 1_000)]
     items += [Item("since", "10M", 0, native_runs=1), Item("trailing", "10M", 24, native_runs=1),
               Item("session", "10M", 60, native_runs=1), Item("session", "10M", 600, native_runs=1)]
+    # at 1M the interval rows' fixed costs (the horizon's scan, the Arrow round trip)
+    # weigh most: the same row at 10M
+    items.append(Item("interval_hopping", "10M", 10, native_runs=1))
     # many short keys: Since is left out, as each key's empty periods up to the newest
     # event (27.8M rows here) have no native counterpart
     items += [Item(c, MANY, w) for c in ("rows", "range_") for w in (10, 1_000)]

@@ -623,8 +623,8 @@ def test_tumbling_point_windows_at_the_bottom_of_the_tick_range(spark: SparkSess
 def test_snapped_lifetimes_at_the_limits_of_the_tick_range(spark: SparkSession) -> None:
     # Hopping(6, 3) aligned at 1: the earliest window holding -2^63 is [-2^63 - 3,
     # -2^63 + 3) (it begins below the range, its result holds from its end), the latest
-    # is [-2^63, -2^63 + 6), valid to -2^63 + 9. This used to come out 2 ticks short
-    # (and 1 tick short) from a wrapped subtraction.
+    # is [-2^63, -2^63 + 6), valid to -2^63 + 9. Both bounds used to come out a tick
+    # short, from a subtraction that wrapped around.
     df = spark.createDataFrame([(LONG_MIN, LONG_MIN + 1, 1.0)], "t long, e long, v double")
     snapped = snap_to_hops(ws.events(df, time="t", end="e"), 6, 3, align=1)
     assert [tuple(r) for r in snapped.df.collect()] == [

@@ -329,7 +329,7 @@ def test_snapped_lifetimes_match_a_search_of_the_windows(
 
 def test_snapped_lifetimes_beside_the_limits() -> None:
     # the cases that used to wrap around in 64-bit ticks: near -2^63 with an align
-    # (2 ticks short), a snapped end beyond 2^63 - 1 (it wrapped to a huge negative), a
+    # (a tick short), a snapped end beyond 2^63 - 1 (it wrapped to a huge negative), a
     # snapped end at 2^63 - 1 (it read as the end of time) and a point at 2^63 - 1
     rows = np.array([LONG_MIN, LONG_MAX - 10, LONG_MAX - 20, LONG_MAX], np.int64)
     ends = np.array([LONG_MIN + 1, LONG_MAX - 5, LONG_MAX - 12, LONG_MAX], np.int64)

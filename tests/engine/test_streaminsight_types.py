@@ -260,6 +260,30 @@ def test_hopping_and_tumbling_windows_match_oracle(spark: SparkSession, data: st
     check(collect(result, kind, key), expected, rows, key)
 
 
+@settings(max_examples=8)
+@given(data=st.data(), key=st.sampled_from(KEYS), interval=st.booleans(),
+       align=st.sampled_from([2**63 - 2, 2**63 - 1, -(2**63), -(2**63) + 1]),
+       output=st.sampled_from(["windows", "changes"]))
+def test_hopping_windows_aligned_near_the_limits_match_oracle(
+        spark: SparkSession, data: st.DataObject, key: list[str], interval: bool, align: int,
+        output: str) -> None:
+    # integer time around 0 and +-2^31, windows aligned near -2^63 or 2^63 - 1: the
+    # kernel reduces the align modulo the hop (it used to compute `time - size - align`
+    # in 64 bits, which wrapped around)
+    kind = KINDS["integer"]
+    rows = data.draw(event_rows(kind), "rows")
+    (size, size_ticks), (hop, hop_ticks) = sorted(
+        [data.draw(st.sampled_from(kind.durations), "size"),
+         data.draw(st.sampled_from(kind.durations), "hop")], key=lambda d: -d[1])
+    aggs = EXACT if output == "changes" else ALL
+    window = ws.Hopping(size, hop, align=align, output=output)
+    result = to_events(spark, kind, rows, interval, key).window(window).agg(*aggs)
+    expected = hopping(rows, time="ts", end="te" if interval else None, key=key, order=None,
+                       columns=columns(interval), size=size_ticks, hop=hop_ticks,
+                       align=align, output=output, aggs=aggs)
+    check(collect(result, kind, key), expected, rows, key)
+
+
 @settings(max_examples=12)
 @given(data=st.data(), name=kinds, key=st.sampled_from(KEYS), interval=st.booleans())
 def test_hopping_changes_match_oracle(spark: SparkSession, data: st.DataObject, name: str,
@@ -606,18 +630,72 @@ def test_tumbling_point_windows_at_the_top_of_the_tick_range(
         (9223372036854775790, 9223372036854775800, 9223372036854775800, 2, 12.0)]
 
 
-def test_tumbling_point_windows_at_the_bottom_of_the_tick_range(spark: SparkSession) -> None:
-    # the first window of Tumbling(10) that fits in 64-bit ticks: Spark's aggregation
-    # (native-buckets) writes it; the kernel (and panes, which feed it) computes a
-    # window index from `time - size`, which would leave 64 bits within one window's
-    # size of -2^63, so it fails the query there rather than wrap (conservative)
+@pytest.mark.parametrize("strategy", TUMBLING_STRATEGIES)
+def test_tumbling_point_windows_at_the_bottom_of_the_tick_range(
+        spark: SparkSession, strategy: str) -> None:
+    # the first window of Tumbling(10) that fits in 64-bit ticks, [-2^63 + 8, -2^63 + 18).
+    # The kernel (and panes, which feed it) used to fail the query here: it computed a
+    # window index from `time - size`, which leaves 64 bits within a window's size of -2^63
     df = spark.createDataFrame([(LONG_MIN + 8, 1.0), (LONG_MIN + 17, 2.0)], "t long, v double")
-    ev = ws.events(df, time="t")
-    result = run(ev, ws.Tumbling(10), [ws.count(), ws.sum("v")], strategy="native-buckets")
+    result = run(ws.events(df, time="t"), ws.Tumbling(10), [ws.count(), ws.sum("v")],
+                 strategy=strategy)
     assert [tuple(r) for r in result.collect()] == [
         (-9223372036854775800, -9223372036854775790, -9223372036854775790, 2, 3.0)]
-    for strategy in ("panes", "arrow-intervals"):
-        assert_beyond_tick_range(ev, ws.Tumbling(10), strategy)
+
+
+@pytest.mark.parametrize("strategy", ["panes", "arrow-intervals"])
+@pytest.mark.parametrize(("rows", "window", "expected"), [
+    # Hopping(10, 5) from 0: the windows on the grid nearest -2^63 begin at -2^63 - 2
+    # (below the range: it ends at -2^63 + 8, before both events) and -2^63 + 3
+    ([(LONG_MIN + 10, None, 1.0), (LONG_MIN + 12, None, 2.0)], ws.Hopping(10, 5),
+     [(-9223372036854775805, -9223372036854775795, 2, 3.0),
+      (-9223372036854775800, -9223372036854775790, 2, 3.0)]),
+    # the same windows over intervals [-2^63 + 10, + 12) and [-2^63 + 12, + 30)
+    ([(LONG_MIN + 10, LONG_MIN + 12, 1.0), (LONG_MIN + 12, LONG_MIN + 30, 2.0)],
+     ws.Hopping(10, 5),
+     [(-9223372036854775805, -9223372036854775795, 2, 3.0),
+      (-9223372036854775800, -9223372036854775790, 2, 3.0),
+      (-9223372036854775795, -9223372036854775785, 1, 2.0),
+      (-9223372036854775790, -9223372036854775780, 1, 2.0),
+      (-9223372036854775785, -9223372036854775775, 1, 2.0),
+      (-9223372036854775780, -9223372036854775770, 1, 2.0)]),
+    # aligned at 2^63 - 2 (a multiple of 3): the grid holds -2^63 - 1, so the windows
+    # of 6 ticks holding -2^63 + 6 begin at -2^63 + 2 and -2^63 + 5 (the index of a
+    # window counted from the align itself would not fit in 64 bits)
+    ([(LONG_MIN + 6, None, 4.0)], ws.Hopping(6, 3, align=LONG_MAX - 1),
+     [(-9223372036854775806, -9223372036854775800, 1, 4.0),
+      (-9223372036854775803, -9223372036854775797, 1, 4.0)]),
+], ids=["points", "intervals", "far-align"])
+def test_hopping_windows_at_the_bottom_of_the_tick_range(
+        spark: SparkSession, strategy: str, rows: list[tuple[int, int | None, float]],
+        window: Window, expected: list[tuple[int, int, int, float]]) -> None:
+    # windows that fit in 64-bit ticks although `time - size` does not (these used to
+    # fail the query, like the tumbling windows above)
+    df = spark.createDataFrame(rows, "t long, e long, v double")
+    points = all(e is None for _, e, _ in rows)
+    ev = ws.events(df.drop("e"), time="t") if points else ws.events(df, time="t", end="e")
+    result = run(ev, window, [ws.count(), ws.sum("v")], strategy=strategy)
+    assert sorted((r.window_start, r.window_end, r["count"], r.sum_v)
+                  for r in result.collect()) == expected
+
+
+@pytest.mark.parametrize("strategy", ["panes", "arrow-intervals"])
+@pytest.mark.parametrize(("t", "align", "expected"), [
+    # 2^63 - 2 is a multiple of 3: windows of 6 ticks holding -10^15 (2 above a
+    # multiple of 3) begin 5 and 2 ticks before it. This gave one window open to the
+    # end of time: `time - size - align` wrapped around
+    (-10**15, LONG_MAX - 1, [(-10**15 - 5, -10**15 + 1), (-10**15 - 2, -10**15 + 4)]),
+    (10**15, LONG_MAX - 1, [(10**15 - 4, 10**15 + 2), (10**15 - 1, 10**15 + 5)]),
+    # -2^63 + 1 is 2 above a multiple of 3 (this one failed the query)
+    (6, LONG_MIN + 1, [(2, 8), (5, 11)]),
+], ids=["before-zero", "after-zero", "align-at-the-bottom"])
+def test_hopping_windows_aligned_far_from_the_events(
+        spark: SparkSession, strategy: str, t: int, align: int,
+        expected: list[tuple[int, int]]) -> None:
+    df = spark.createDataFrame([(t, 1.0)], "t long, v double")
+    result = run(ws.events(df, time="t"), ws.Hopping(6, 3, align=align), [ws.count()],
+                 strategy=strategy)
+    assert sorted((r.window_start, r.window_end) for r in result.collect()) == expected
 
 
 def test_snapped_lifetimes_at_the_limits_of_the_tick_range(spark: SparkSession) -> None:

@@ -153,9 +153,9 @@ class IntervalKernel(PerKeyKernel):
         """Hopping windows are computed in 64-bit ticks and window indices: the query
         fails, rather than a bound wrapping around to the far end, where the first
         window holding the earliest start begins below the first tick or a window's
-        index passes `MAX_WINDOW_INDEX` (integer time in the top quarter of the range or
-        more, with a hop of 1-3 ticks). `start` and `end` are as from `lifetimes`, which
-        has failed the query on a lifetime reaching the last tick."""
+        index (hops from `align % hop`) passes `MAX_WINDOW_INDEX` (integer time above
+        `hop * 2^61`, with a hop of 1-3 ticks). `start` and `end` are as from
+        `lifetimes`, which has failed the query on a lifetime reaching the last tick."""
         if self.window.kind != "hopping" or not len(start):
             return
         w = self.window
@@ -166,14 +166,15 @@ class IntervalKernel(PerKeyKernel):
         if finite.any():
             last = max(last, int(end[finite].max()) - 1)
         if (first < np.iinfo(np.int64).min
-                or (last - w.align) // w.hop + 1 > iv.MAX_WINDOW_INDEX):
+                or (last - w.align % w.hop) // w.hop + 1 > iv.MAX_WINDOW_INDEX):
             raise self.out_of_range()
 
     def check_horizon(self, horizon: int) -> None:
         """The first window beginning at or after `horizon` has an index below
         `MAX_WINDOW_INDEX` (see `check_tick_range`)."""
         w = self.window
-        if horizon != iv.END_OF_TIME and -((w.align - horizon) // w.hop) > iv.MAX_WINDOW_INDEX:
+        if (horizon != iv.END_OF_TIME
+                and -((w.align % w.hop - horizon) // w.hop) > iv.MAX_WINDOW_INDEX):
             raise self.out_of_range()
 
     def out_of_range(self) -> OverflowError:
@@ -214,10 +215,13 @@ class IntervalKernel(PerKeyKernel):
                             for job in self.aggregates)
         horizon = int(iv.END_OF_TIME) if slots else self.horizon(group)
         self.check_horizon(horizon)
-        groups, rows = iv.hopping(
-            start, end, w.size, w.hop, w.align, output=w.output, horizon=horizon,
-            split_partial=time_weighted, gather=gather,
-            per_window=any(job.lifetimes for job in self.aggregates))
+        try:
+            groups, rows = iv.hopping(
+                start, end, w.size, w.hop, w.align, output=w.output, horizon=horizon,
+                split_partial=time_weighted, gather=gather,
+                per_window=any(job.lifetimes for job in self.aggregates))
+        except OverflowError:  # a window index beyond 64 bits
+            raise self.out_of_range() from None
         return groups, rows, np.zeros(len(rows.group), dtype=np.int64)
 
     @property
@@ -278,15 +282,16 @@ class IntervalKernel(PerKeyKernel):
         `span + 2*size + 4*hop` apart (rounded up to hops); None when the slots would
         leave 2^62 ticks."""
         w = self.window
+        align = w.align % w.hop  # the same grid
         heads = start[runs[:-1]]
         tails = np.maximum.reduceat(end, runs[:-1]) - 1
         # in floats: the absolute value of the smallest 64-bit integer is not one
         spans = tails.astype(np.float64) - heads + 2.0 * w.size + 4.0 * w.hop
-        extent = (float(np.abs(heads.astype(np.float64)).max()) + abs(w.align)
+        extent = (float(np.abs(heads.astype(np.float64)).max()) + align
                   + 4.0 * (w.size + w.hop) + float(spans.sum()))
         if extent >= 2.0**62:
             return None
-        relative = heads - w.align
+        relative = heads - align
         floored = relative - np.mod(relative, w.hop)
         slots = ((tails - heads) + 2 * w.size + 4 * w.hop - 1) // w.hop * w.hop
         places = np.concatenate([[0], np.cumsum(slots[:-1])]).astype(np.int64)

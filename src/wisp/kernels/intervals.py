@@ -87,12 +87,6 @@ def floor_to_grid(t: IntArray, align: int, step: int) -> IntArray:
     return result
 
 
-def ceil_to_grid(t: IntArray, align: int, step: int) -> IntArray:
-    """The smallest `align + n*step` that is >= t."""
-    result: IntArray = t + np.mod(align - t, step)
-    return result
-
-
 def lifetimes(start: IntArray, end: IntArray, known: BoolArray) -> IntArray:
     """Effective ends: open ends become `END_OF_TIME`; an end not after its start (a
     zero-length interval, or a point event) lasts one tick, `[s, s + 1)`."""
@@ -124,6 +118,19 @@ def snap_end(end: IntArray, size: int, hop: int, align: int) -> IntArray:
 _EXACT_BELOW = 1 << 62
 """Below this magnitude (ticks, `size + hop` and `align`), `snapped` computes in 64-bit
 ticks: no step of its arithmetic can then leave the range."""
+
+
+def grid_index(t: IntArray, shift: int, align: int, hop: int) -> IntArray:
+    """`floor((t + shift - align) / hop)`: the index of the window `[align + k*hop, ...)`
+    beginning at or before `t + shift`. Exact: where a tick or `shift - align` lies
+    within a quarter of the range's limits, it computes in Python integers; an index
+    beyond 64 bits raises OverflowError."""
+    offset = shift - align
+    small_ticks = not len(t) or (int(t.min()) > -_EXACT_BELOW and int(t.max()) < _EXACT_BELOW)
+    if small_ticks and -_EXACT_BELOW < offset < _EXACT_BELOW:
+        result: IntArray = (t + offset) // hop
+        return result
+    return np.array([(int(x) + offset) // hop for x in t.tolist()], dtype=np.int64)
 
 
 def snapped(start: IntArray, end: IntArray, known: BoolArray, size: int, hop: int,
@@ -177,7 +184,9 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
             gather: bool = True, per_window: bool = False) -> tuple[Groups, Rows]:
     """Windows `[w, w + size)`, `w = align + k*hop` (floor-mod), over lifetimes
     `[start, end)` (`end` as from `lifetimes`); an event belongs to every window its
-    lifetime overlaps.
+    lifetime overlaps. Window indices `k` count hops from `align % hop` (the same
+    windows) and are computed exactly (`grid_index`): OverflowError where one leaves
+    64 bits.
 
     The window index axis is cut where some event enters or leaves (and, when
     `split_partial`, where some member starts or stops covering whole windows, so that
@@ -197,16 +206,19 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
     a run lasting to the end of time keeps one group for its windows from `horizon` on.
     """
     n = len(start)
+    align %= hop  # the same windows; window indices then fit in 64 bits
     open_ended = end == END_OF_TIME
-    k_in = (floor_to_grid(start - size, align, hop) + hop - align) // hop
+    # the first window ending after the start, and the first beginning after the last
+    # tick (`end - 1`)
+    k_in = grid_index(start, hop - size, align, hop)
     safe_end = np.where(open_ended, start + 1, end)
-    k_out = np.where(open_ended, _NO_INDEX,
-                     (floor_to_grid(safe_end - 1, align, hop) - align) // hop + 1)
+    k_out = np.where(open_ended, _NO_INDEX, grid_index(safe_end, hop - 1, align, hop))
     cuts = [k_in, k_out]
-    if split_partial:
-        k_full = (ceil_to_grid(start, align, hop) - align) // hop
-        k_full_end = np.where(open_ended, _NO_INDEX,
-                              (floor_to_grid(safe_end - size, align, hop) - align) // hop + 1)
+    if split_partial:  # the first window beginning at or after the start, and the
+        # first ending after the end
+        k_full = grid_index(start, hop - 1, align, hop)
+        k_full_end = np.where(open_ended, _NO_INDEX, grid_index(safe_end, hop - size, align,
+                                                                hop))
         cuts += [k_full, np.maximum(k_full_end, k_full)]
     points = np.unique(np.concatenate([*cuts, np.array([_NO_INDEX], np.int64)]))
     run_first = np.searchsorted(points, k_in, side="left").astype(np.int64)
@@ -228,8 +240,7 @@ def hopping(start: IntArray, end: IntArray, size: int, hop: int, align: int, *,
         partial = (k1[run_of] < k_full_at[positions]) | (k1[run_of] >= k_full_end_at[positions])
         split[run_of[partial]] = True
     runs_kept = np.nonzero(keep)[0]
-    k_horizon = int((int(ceil_to_grid(np.array([horizon], np.int64), align, hop)[0]) - align)
-                    // hop) if horizon != END_OF_TIME else _NO_INDEX
+    k_horizon = -((align - horizon) // hop) if horizon != END_OF_TIME else _NO_INDEX
     endless = k2[runs_kept] >= _NO_INDEX
     if per_window:  # single windows up to the horizon, then one group to the end of time
         span = k2[runs_kept] - k1[runs_kept]

@@ -103,8 +103,12 @@ def dynamic_window(rows: list[Row], anchors: list[Row], *, time: str, key: list[
 
 
 def clock_times(first: Any, last: Any, every: Any, align: Any) -> list[Any]:
-    """Every align + k*every with first <= tick <= last, by walking k upwards."""
-    k = math.floor((first - align) / every) - 1
+    """Every align + k*every with first <= tick <= last, by walking k upwards (exact for
+    integers however large)."""
+    if all(isinstance(v, int) for v in (first, align, every)):
+        k = (first - align) // every - 1
+    else:
+        k = math.floor((first - align) / every) - 1
     ticks = []
     while align + k * every <= last:
         if align + k * every >= first:

@@ -192,6 +192,16 @@ def test_clock_matches_oracle(spark: SparkSession, data: st.DataObject, base: in
     check(actual, sort_output(expected, key))
 
 
+def test_clock_aligned_far_from_the_events(spark: SparkSession) -> None:
+    # integer time: a tick every 1 aligned at 2^63 - 1 is a tick at every integer; its
+    # index counted from the align would not fit in 64 bits (this failed the query)
+    df = spark.createDataFrame([(-10**15, 1.0), (-10**15 + 7, 2.0)], "t long, v double")
+    window = ws.Dynamic(ws.clock(1, align=2**63 - 1), start=-5, end=0)
+    result = ws.events(df, time="t").window(window).agg(ws.sum("v"))
+    assert sorted((r.time - -10**15, r.sum_v) for r in result.collect()) == [
+        (0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0), (4, 1.0), (5, 1.0), (6, 0.0), (7, 2.0)]
+
+
 def test_explain_names_the_sweep(spark: SparkSession) -> None:
     rows = [{"k": "a", "ts": q * Q, "v": 1.0, "i": 1, "s": "x", "seq": 0} for q in range(4)]
     ev = ws.events(source_frame(spark, rows), time="ts", key="k")

@@ -73,7 +73,9 @@ def test_window_frames_by_hand() -> None:
 
 @settings(max_examples=300)
 @given(first=st.integers(-60, 60), length=st.integers(0, 60), every=st.integers(1, 13),
-       align=st.integers(-30, 30), chunk=st.integers(1, 7))
+       align=st.one_of(st.integers(-30, 30), st.integers(-(2**63), 2**63 - 1),
+                       st.sampled_from([-(2**63), -(2**63) + 1, 2**63 - 2, 2**63 - 1])),
+       chunk=st.integers(1, 7))
 def test_clock_ticks_match_the_oracle(first: int, length: int, every: int, align: int,
                                       chunk: int) -> None:
     last = first + length
@@ -90,6 +92,12 @@ def test_clock_ticks_by_hand() -> None:
     assert dk.clock_ticks(-7, 7, 5, 1).tolist() == [-4, 1, 6]
     assert dk.clock_ticks(100, 2200, 500, 0).tolist() == [500, 1000, 1500, 2000]
     assert dk.clock_ticks(0, 2200, 500, 0).tolist() == [0, 500, 1000, 1500, 2000]
+    # aligns far from the span (the tick indices from the align itself would not fit in
+    # 64 bits): 2^63 - 3 is a multiple of 5, -2^63 is 1 above a multiple of 3
+    assert dk.clock_ticks(-7, 7, 5, 2**63 - 3).tolist() == [-5, 0, 5]
+    assert dk.clock_ticks(-7, 7, 3, -(2**63)).tolist() == [-5, -2, 1, 4, 7]
+    assert dk.clock_ticks(-10**15, -10**15 + 2, 1, 2**63 - 1).tolist() == [
+        -10**15, -10**15 + 1, -10**15 + 2]
     assert dk.clock_ticks(3, 4, 5, 0).tolist() == []
     assert dk.clock_ticks(0.1, 1.0, 0.25, 0.0).tolist() == [0.25, 0.5, 0.75, 1.0]
     year_9999 = 253_402_214_400_000_000

@@ -43,13 +43,16 @@ def window_frames(times: npt.NDArray[Any], starts: npt.NDArray[Any], start_known
 def clock_ranges(first: npt.NDArray[Any], last: npt.NDArray[Any], every: int | float,
                  align: int | float) -> tuple[npt.NDArray[Any], IntArray]:
     """Per span `[first[i], last[i]]`: `(k0, count)`, its ticks are
-    `align + (k0 + j)*every`, `j < count`. Exact integer arithmetic for integer ticks
-    (floor-mod: correct before 1970), float64 for float time."""
+    `align + (k0 + j)*every`, `j < count` (for integer ticks, with `align % every` in
+    place of `align`: the same ticks, and `k0` fits in 64 bits however far `align` lies
+    from the span). Exact integer arithmetic for integer ticks (floor-mod: correct
+    before 1970), float64 for float time."""
     if any(isinstance(v, float) for v in (every, align)) or first.dtype.kind == "f":
         k0 = np.ceil((first.astype(np.float64) - align) / every)
         k1 = np.floor((last.astype(np.float64) - align) / every)
         return k0.astype(np.int64), np.maximum(0, k1 - k0 + 1).astype(np.int64)
-    a, e = int(align), int(every)
+    e = int(every)
+    a = int(align) % e  # the same ticks; their indices then fit in 64 bits
     k0_big = -((a - first.astype(object)) // e)  # ceil((first - align) / every)
     k1_big = (last.astype(object) - a) // e
     counts = np.maximum(0, k1_big - k0_big + 1).astype(np.int64)
@@ -77,11 +80,12 @@ def clock_ticks(first: int | float, last: int | float, every: int | float,
 
 def tick_values(steps: IntArray, every: int | float, align: int | float,
                 float_time: bool) -> npt.NDArray[Any]:
-    """`align + k*every` for each step `k`."""
+    """`align + k*every` for each step `k` from `clock_ranges` (which counts integer
+    steps from `align % every`)."""
     if float_time or any(isinstance(v, float) for v in (every, align)):
         result: npt.NDArray[Any] = float(align) + steps.astype(np.float64) * float(every)
         return result
-    return int(align) + steps * int(every)
+    return int(align) % int(every) + steps * int(every)
 
 
 @dataclass(frozen=True)

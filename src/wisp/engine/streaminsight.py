@@ -153,20 +153,20 @@ class IntervalKernel(PerKeyKernel):
         """Hopping windows are computed in 64-bit ticks and window indices: the query
         fails, rather than a bound wrapping around to the far end, where the first
         window holding the earliest start begins below the first tick or a window's
-        index (hops from `align % hop`) passes `MAX_WINDOW_INDEX` (integer time above
+        index (hops from `origin`) passes `MAX_WINDOW_INDEX` (integer time above
         `hop * 2^61`, with a hop of 1-3 ticks). `start` and `end` are as from
         `lifetimes`, which has failed the query on a lifetime reaching the last tick."""
         if self.window.kind != "hopping" or not len(start):
             return
         w = self.window
         earliest = int(start.min()) - w.size  # Python ints: exact
-        first = earliest - (earliest - w.align) % w.hop + w.hop
+        first = earliest - (earliest - w.origin) % w.hop + w.hop
         last = int(start.max())  # the latest tick of a lifetime
         finite = end != iv.END_OF_TIME
         if finite.any():
             last = max(last, int(end[finite].max()) - 1)
         if (first < np.iinfo(np.int64).min
-                or (last - w.align % w.hop) // w.hop + 1 > iv.MAX_WINDOW_INDEX):
+                or (last - w.origin) // w.hop + 1 > iv.MAX_WINDOW_INDEX):
             raise self.out_of_range()
 
     def check_horizon(self, horizon: int) -> None:
@@ -174,7 +174,7 @@ class IntervalKernel(PerKeyKernel):
         `MAX_WINDOW_INDEX` (see `check_tick_range`)."""
         w = self.window
         if (horizon != iv.END_OF_TIME
-                and -((w.align % w.hop - horizon) // w.hop) > iv.MAX_WINDOW_INDEX):
+                and -((w.origin - horizon) // w.hop) > iv.MAX_WINDOW_INDEX):
             raise self.out_of_range()
 
     def out_of_range(self) -> OverflowError:
@@ -282,7 +282,7 @@ class IntervalKernel(PerKeyKernel):
         `span + 2*size + 4*hop` apart (rounded up to hops); None when the slots would
         leave 2^62 ticks."""
         w = self.window
-        align = w.align % w.hop  # the same grid
+        align = w.origin
         heads = start[runs[:-1]]
         tails = np.maximum.reduceat(end, runs[:-1]) - 1
         # in floats: the absolute value of the smallest 64-bit integer is not one

@@ -40,6 +40,12 @@ def window_frames(times: npt.NDArray[Any], starts: npt.NDArray[Any], start_known
     return lo, np.maximum(hi.astype(np.int64), lo)
 
 
+def clock_origin(every: int | float, align: int | float) -> int:
+    """Integer ticks: `align` reduced modulo `every`, the same ticks, from which their
+    indices fit in 64 bits however far `align` lies from the data."""
+    return int(align) % int(every)
+
+
 def clock_ranges(first: npt.NDArray[Any], last: npt.NDArray[Any], every: int | float,
                  align: int | float) -> tuple[npt.NDArray[Any], IntArray]:
     """Per span `[first[i], last[i]]`: `(k0, count)`, its ticks are
@@ -51,8 +57,7 @@ def clock_ranges(first: npt.NDArray[Any], last: npt.NDArray[Any], every: int | f
         k0 = np.ceil((first.astype(np.float64) - align) / every)
         k1 = np.floor((last.astype(np.float64) - align) / every)
         return k0.astype(np.int64), np.maximum(0, k1 - k0 + 1).astype(np.int64)
-    e = int(every)
-    a = int(align) % e  # the same ticks; their indices then fit in 64 bits
+    e, a = int(every), clock_origin(every, align)
     k0_big = -((a - first.astype(object)) // e)  # ceil((first - align) / every)
     k1_big = (last.astype(object) - a) // e
     counts = np.maximum(0, k1_big - k0_big + 1).astype(np.int64)
@@ -85,7 +90,7 @@ def tick_values(steps: IntArray, every: int | float, align: int | float,
     if float_time or any(isinstance(v, float) for v in (every, align)):
         result: npt.NDArray[Any] = float(align) + steps.astype(np.float64) * float(every)
         return result
-    return int(align) % int(every) + steps * int(every)
+    return clock_origin(every, align) + steps * int(every)
 
 
 @dataclass(frozen=True)

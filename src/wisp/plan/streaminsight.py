@@ -57,6 +57,12 @@ class IntervalWindow:
     output: str = "windows"
     n: int = 1
 
+    @property
+    def origin(self) -> int:
+        """`align` reduced modulo the hop: the same grid of hopping windows, from which
+        their indices (`(start - origin) / hop`) fit in 64 bits."""
+        return self.align % self.hop
+
 
 ALSO = {"Tumbling": (BUCKETS, PANES), "Hopping": (PANES,)}
 """The strategies each kind may run on besides the interval kernel."""

@@ -282,16 +282,15 @@ class IntervalKernel(PerKeyKernel):
         `span + 2*size + 4*hop` apart (rounded up to hops); None when the slots would
         leave 2^62 ticks."""
         w = self.window
-        align = w.origin
         heads = start[runs[:-1]]
         tails = np.maximum.reduceat(end, runs[:-1]) - 1
         # in floats: the absolute value of the smallest 64-bit integer is not one
         spans = tails.astype(np.float64) - heads + 2.0 * w.size + 4.0 * w.hop
-        extent = (float(np.abs(heads.astype(np.float64)).max()) + align
+        extent = (float(np.abs(heads.astype(np.float64)).max()) + w.origin
                   + 4.0 * (w.size + w.hop) + float(spans.sum()))
         if extent >= 2.0**62:
             return None
-        relative = heads - align
+        relative = heads - w.origin
         floored = relative - np.mod(relative, w.hop)
         slots = ((tails - heads) + 2 * w.size + 4 * w.hop - 1) // w.hop * w.hop
         places = np.concatenate([[0], np.cumsum(slots[:-1])]).astype(np.int64)

@@ -120,14 +120,19 @@ _EXACT_BELOW = 1 << 62
 ticks: no step of its arithmetic can then leave the range."""
 
 
+def _near_limits(ticks: IntArray) -> bool:
+    """Whether some tick lies within a quarter of the range's limits (`_EXACT_BELOW`)."""
+    return bool(len(ticks)) and (int(ticks.min()) <= -_EXACT_BELOW
+                                 or int(ticks.max()) >= _EXACT_BELOW)
+
+
 def grid_index(t: IntArray, shift: int, align: int, hop: int) -> IntArray:
     """`floor((t + shift - align) / hop)`: the index of the window `[align + k*hop, ...)`
     beginning at or before `t + shift`. Exact: where a tick or `shift - align` lies
     within a quarter of the range's limits, it computes in Python integers; an index
     beyond 64 bits raises OverflowError."""
     offset = shift - align
-    small_ticks = not len(t) or (int(t.min()) > -_EXACT_BELOW and int(t.max()) < _EXACT_BELOW)
-    if small_ticks and -_EXACT_BELOW < offset < _EXACT_BELOW:
+    if not _near_limits(t) and -_EXACT_BELOW < offset < _EXACT_BELOW:
         result: IntArray = (t + offset) // hop
         return result
     return np.array([(int(x) + offset) // hop for x in t.tolist()], dtype=np.int64)
@@ -141,8 +146,7 @@ def snapped(start: IntArray, end: IntArray, known: BoolArray, size: int, hop: in
     does a finite lifetime reaching it). Exact: where a tick, `size + hop` or `align`
     lies within a quarter of the range's limits, it computes in Python integers."""
     near = (size + hop >= _EXACT_BELOW or not -_EXACT_BELOW < align < _EXACT_BELOW
-            or bool(((start >= _EXACT_BELOW) | (start <= -_EXACT_BELOW)).any())
-            or bool((known & ((end >= _EXACT_BELOW) | (end <= -_EXACT_BELOW))).any()))
+            or _near_limits(start) or _near_limits(end[known]))
     if near:
         start, end = start.astype(object), end.astype(object)
     finish = lifetimes(start, end, known)

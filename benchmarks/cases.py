@@ -188,9 +188,23 @@ def _living(data: Data, life: int) -> ws.Events:
       param="size/hop")
 def interval_hopping(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """Hopping(w*hop, hop) over interval events `[t, t + 10 gaps)` (hop = 10 gaps, ~10
-    events of a key), each in every window its lifetime overlaps. Native: each event
-    exploded into the window starts s with t - size < s < end (F.sequence), then
-    groupBy(k, s)."""
+    events of a key), each in every window its lifetime overlaps. Native: the same
+    windows for any events, open-ended ones included (`native_interval_hopping`)."""
+    hop = 10 * data.gap
+    size, life = w * hop, LIFE * data.gap
+    ours = _windows(_aggregates(_living(data, life), ws.Hopping(size, hop)))
+    living = data.df.select("k", "t", (F.col("t") + life).alias("e"), "v")
+    return ours, native_interval_hopping(living, size, hop)
+
+
+@case("streaminsight", widths=(10,), on=("k", "window_start", "window_end"),
+      param="size/hop")
+def interval_hopping_finite(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """`interval_hopping` against a shorter native query that is not an equivalent: it
+    knows every lifetime here is finite, so it needs no horizon (the newest start and
+    end of the whole input, where the windows of open-ended events stop being written
+    one by one). It gives the same rows on this data only: an open-ended event fails
+    it."""
     hop = 10 * data.gap
     size, life = w * hop, LIFE * data.gap
     ours = _windows(_aggregates(_living(data, life), ws.Hopping(size, hop)))
@@ -202,6 +216,28 @@ def interval_hopping(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     theirs = starts.groupBy("k", "window_start").agg(*_values()).select(
         "k", "window_start", (F.col("window_start") + size).alias("window_end"), *VALUES)
     return ours, theirs
+
+
+def native_interval_hopping(df: DataFrame, size: int, hop: int) -> DataFrame:
+    """What a Spark user writes for wisp's `Hopping(size, hop)` over interval events
+    (`df`: k, t, e, v with long times, a null `e` for an open-ended event): each event
+    exploded into the starts s of the windows its lifetime overlaps (t - size < s <=
+    its last tick, max(e, t + 1) - 1), then groupBy(k, s). The horizon H (one tick
+    after the newest start, or the newest finite end if later: one scalar subquery)
+    bounds open-ended events: they reach the first window starting at or after H, the
+    row that stands for every later window (a null `window_end`)."""
+    t, e = F.col("t"), F.col("e")
+    horizon = df.select(F.greatest(F.max(t) + 1, F.max(e))).scalar()
+    rest = (F.ceil(horizon / hop) * hop).cast("long")
+    last_tick = F.greatest(F.coalesce(e, rest + 1), t + 1) - 1
+    first = ((F.floor((t - size) / hop) + 1) * hop).cast("long")
+    last = (F.floor(last_tick / hop) * hop).cast("long")
+    starts = F.when(first <= last, F.sequence(first, last, F.lit(hop).cast("long")))
+    exploded = df.select("k", "v", F.explode(starts).alias("window_start"))
+    start = F.col("window_start")
+    return exploded.groupBy("k", "window_start").agg(*_values()).select(
+        "k", "window_start", F.when(start < horizon, start + size).alias("window_end"),
+        *VALUES)
 
 
 @case("streaminsight", widths=(10, 1_000), param="alive")
@@ -278,11 +314,49 @@ def _tick(ts: Column) -> Column:
 @case("fenl", widths=(0,))
 def since(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """Since(hourly()) on a timestamp time: one row per key and hour over
-    (previous hour, hour], as groupBy("k", tick) where tick is the hour closing ts."""
+    (previous hour, hour], each key's empty hours included. Native: the same rows for
+    any events (`native_since`)."""
+    df = _stamped(data)
+    ours = _selected(_aggregates(ws.events(df, time="ts", key="k"), ws.Since(ws.hourly())))
+    return ours, native_since(df)
+
+
+@case("fenl", widths=(0,))
+def since_groupby(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """`since` against a shorter native query that is not an equivalent: groupBy("k",
+    tick) alone, where tick is the hour closing ts. It leaves out the hours without
+    events, so it gives the same rows only where every key has events in every hour
+    from its first to the newest one of the whole input, as on this data."""
     df = _stamped(data)
     ours = _selected(_aggregates(ws.events(df, time="ts", key="k"), ws.Since(ws.hourly())))
     theirs = df.groupBy("k", _tick(F.col("ts")).alias("t")).agg(*_values())
     return ours, theirs
+
+
+def native_since(df: DataFrame) -> DataFrame:
+    """What a Spark user writes for wisp's `Since(hourly())` (`df`: k, ts, v), in
+    microseconds (faster than timestamp arithmetic): per-hour aggregates by groupBy("k",
+    tick), tick being the hour closing ts; then each key's hours without events, from
+    its first hour to the one closing the newest event of the whole input (one scalar
+    subquery), generated after each hour with events (lead + sequence + explode), with
+    sum 0 and mean and max null."""
+    hour = F.lit(HOUR * 1_000_000)
+
+    def closing(micros: Column) -> Column:
+        return micros + F.pmod(-micros, hour)
+
+    hours = df.groupBy("k", closing(F.unix_micros("ts")).alias("t")).agg(*_values())
+    newest = df.select(closing(F.unix_micros(F.max("ts")))).scalar()
+    following = F.coalesce(F.lead("t").over(Window.partitionBy("k").orderBy("t")),
+                           newest + hour)
+    spread = hours.withColumn("next", following).select(
+        "k", "t", *VALUES, F.explode(F.sequence(F.col("t"), F.col("next") - hour,
+                                                hour)).alias("hour"))
+    own = F.col("hour") == F.col("t")
+    return spread.select(
+        "k", F.timestamp_micros("hour").alias("t"),
+        F.when(own, F.col("sum_v")).otherwise(F.lit(0.0)).alias("sum_v"),
+        F.when(own, F.col("mean_v")).alias("mean_v"), F.when(own, F.col("max_v")).alias("max_v"))
 
 
 @case("fenl", widths=(24,), param="n")

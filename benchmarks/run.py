@@ -101,13 +101,13 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float, int]], list[Item]]:
     # Spark's frames at w = 1000 are timed three times in the rows and range_ rows above
     items += [Item(c, "1M", w, native_runs=1 if w >= 1_000 else None)
               for c in SLIDING for w in (10, 1_000)]
-    items += [Item("since", "1M", 0), Item("trailing", "1M", 24),
+    items += [Item("since", "1M", 0), Item("since_groupby", "1M", 0), Item("trailing", "1M", 24),
               Item("session", "1M", 60), Item("session", "1M", 600)]
     # the other window kinds, narrow and wide: flat cost, and native where there is one
     items += [Item("count_windows", "1M", 10), Item("count_windows", "1M", 1_000,
                                                      native_runs=1),
               Item("policy_tumbling", "1M", 10), Item("policy_tumbling", "1M", 1_000),
-              Item("interval_hopping", "1M", 10),
+              Item("interval_hopping", "1M", 10), Item("interval_hopping_finite", "1M", 10),
               Item("interval_hopping", "1M", 1_000, native=False, why_not=EXPLODES)]
     items += [Item(c, "1M", w, native=False, why_not=NO_NATIVE)
               for c, widths in (("snapshot", (10, 1_000)), ("dynamic_clock", (10, 1_000)),
@@ -121,13 +121,16 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float, int]], list[Item]]:
               for r in (1, 10, 100, 1_000)]
     items += [Item(c, "10M", w, native=w <= 10, native_runs=1, why_not=NOT_AT_10M)
               for c in SLIDING for w in (10, 1_000)]
-    items += [Item("since", "10M", 0, native_runs=1), Item("trailing", "10M", 24, native_runs=1),
+    items += [Item("since", "10M", 0, native_runs=1),
+              Item("since_groupby", "10M", 0, native_runs=1),
+              Item("trailing", "10M", 24, native_runs=1),
               Item("session", "10M", 60, native_runs=1), Item("session", "10M", 600, native_runs=1)]
     # at 1M the interval rows' fixed costs (the horizon's scan, the Arrow round trip)
     # weigh most: the same row at 10M
-    items.append(Item("interval_hopping", "10M", 10, native_runs=1))
+    items += [Item("interval_hopping", "10M", 10, native_runs=1),
+              Item("interval_hopping_finite", "10M", 10, native_runs=1)]
     # many short keys: Since is left out, as each key's empty periods up to the newest
-    # event (27.8M rows here) have no native counterpart
+    # event make 27.8M rows here
     items += [Item(c, MANY, w) for c in ("rows", "range_") for w in (10, 1_000)]
     items += [Item("sliding_time", MANY, 10), Item("hopping", MANY, 10),
               Item("session", MANY, 60), Item("trailing", MANY, 24)]

@@ -1,7 +1,7 @@
 """Reset (`Since`) and trailing-period (`Trailing`) windows: Spark partitions by key, each
 partition is sorted, an Arrow kernel walks each key's events with its ticks.
 
-Shape: [crossJoin with the one-row newest-event aggregate, for calendar tick rows] +
+Shape: [the newest event time as a scalar subquery, for calendar tick rows] +
 `repartition(key)` + each partition sorted by (key, time, tie-break) + `mapInArrow`.
 Predicate ticks are evaluated by Spark as a column next to each row; calendar ticks are
 computed on the executors (`wisp.spec.calendar`), never on the driver.
@@ -189,8 +189,10 @@ def build(plan: Plan, observation: Observation) -> DataFrame:
         df = df.withColumn(tick_column, details.predicate)
         hidden.append(tick_column)
     if details.calendar is not None and details.emit != "events" and not details.trailing:
-        newest = events.df.agg(F.max(col(events.time.name)).alias(newest_column))
-        df = df.crossJoin(newest)
+        # one scalar subquery, which Spark runs once before the query and reads as a
+        # constant (a cross join with the one-row aggregate measured slower)
+        newest = events.df.select(F.max(col(events.time.name))).scalar()
+        df = df.withColumn(newest_column, newest)
         hidden.append(newest_column)
     needed = list(dict.fromkeys([*keys, events.time.name, *hidden,
                                  *aggregation_columns(plan)]))

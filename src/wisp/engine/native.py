@@ -26,7 +26,6 @@ BUCKET = "__wisp_window_start"
 BATCH = "__wisp_batch"
 TICK = "__wisp_tick"
 NEXT = "__wisp_next_tick"
-NEWEST = "__wisp_newest_tick"
 FIRST = "__wisp_first_time"
 LAST = "__wisp_last_time"
 BEFORE = "__wisp_time_before"
@@ -255,13 +254,14 @@ def periods(plan: Plan, observation: Observation) -> DataFrame:
         *[_aggregate(r, None) for r in plan.aggregations])
     by_tick = (Window.partitionBy(*keys) if keys else Window).orderBy(col(TICK))
     length = F.lit(period.length)
-    # the newest time of the whole input, as a one-row aggregate over the time column
-    # (a global window over the periods would move them all to one partition)
-    newest_time = events.df.agg(F.max(ticks).alias(NEWEST))
-    newest = newest_time.select(
-        (col(NEWEST) + F.pmod(F.lit(period.align) - col(NEWEST), length)).alias(NEWEST))
-    following = F.coalesce(F.lead(col(TICK)).over(by_tick), col(NEWEST) + length)
-    spread = grouped.crossJoin(newest).withColumn(NEXT, following).select(
+    # the tick closing the newest time of the whole input: one scalar subquery, which
+    # Spark runs once before the query and reads as a constant (a global window over the
+    # periods would move them all to one partition; a cross join with the one-row
+    # aggregate measured slower)
+    newest_time = events.df.select(F.max(ticks)).scalar()
+    newest = newest_time + F.pmod(F.lit(period.align) - newest_time, length)
+    following = F.coalesce(F.lead(col(TICK)).over(by_tick), newest + length)
+    spread = grouped.withColumn(NEXT, following).select(
         *keys, col(TICK), *[col(r.name) for r in plan.aggregations],
         F.explode(F.sequence(col(TICK), col(NEXT) - length, length)).alias(NEXT))
     own = col(NEXT) == col(TICK)

@@ -119,8 +119,8 @@ HOW = (kernel_shape("key, time and tie-break") +
        "sparse tables).")
 CALENDAR_TICKS = ("calendar ticks computed on the executors from the time zone's rules "
                   "(cached per ~400-day chunk, shared by all keys){newest}")
-NEWEST = (", with the newest event time of the whole input joined to every row from a "
-          "one-row aggregate (crossJoin) to bound each key's ticks")
+NEWEST = (", with the newest event time of the whole input read by every row from one "
+          "scalar subquery to bound each key's ticks")
 
 
 def _plan(events: Events, window: Since | Trailing, details: TickDetails,
@@ -181,7 +181,7 @@ def plan_since(events: Events, window: Since, resolved: tuple[ResolvedAggregatio
            "closing its period) and aggregates by (key, tick) with its own hash "
            "aggregation; on the per-period rows (one per key and non-empty period) a "
            "window by key ordered by tick finds the next non-empty period, or the tick "
-           "closing the newest event of the whole input (a one-row aggregate, crossJoin), "
+           "closing the newest event of the whole input (one scalar subquery), "
            "and the periods between are generated (sequence + explode) with count and "
            "sum 0 and every other aggregate null; window_start = tick - length, "
            "window_end = time = tick.")

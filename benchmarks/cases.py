@@ -225,7 +225,8 @@ def native_interval_hopping(df: DataFrame, size: int, hop: int) -> DataFrame:
     its last tick, max(e, t + 1) - 1), then groupBy(k, s). The horizon H (one tick
     after the newest start, or the newest finite end if later: one scalar subquery)
     bounds open-ended events: they reach the first window starting at or after H, the
-    row that stands for every later window (a null `window_end`)."""
+    row that stands for every later window (a null `window_end`). The grid is found in
+    double arithmetic, exact for times within 2^53."""
     t, e = F.col("t"), F.col("e")
     horizon = df.select(F.greatest(F.max(t) + 1, F.max(e))).scalar()
     rest = (F.ceil(horizon / hop) * hop).cast("long")

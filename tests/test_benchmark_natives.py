@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 import wisp as ws
 from benchmarks.cases import VALUES, native_interval_hopping, native_since
@@ -130,8 +129,7 @@ def test_native_interval_hopping_matches_wisp(spark: SparkSession, size: int,
 
 def test_native_interval_hopping_without_open_ended_events(spark: SparkSession) -> None:
     # no horizon row where every lifetime is finite
-    df = _lived(spark, [r for r in LIVED if r[2] is not None]).withColumn(
-        "e", F.col("e").cast("long"))
-    ours, theirs = _hopping_pair(df, 20, 10)
+    ours, theirs = _hopping_pair(_lived(spark, [r for r in LIVED if r[2] is not None]),
+                                 20, 10)
     assert all(row[2] is not None for row in theirs)
     assert ours == theirs

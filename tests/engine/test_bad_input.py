@@ -503,6 +503,18 @@ def test_drop_nan_time(null_df: DataFrame) -> None:
     assert ws.report(result) == {"rows_in": 5, "rejected_null_time": 2}
 
 
+def test_report_after_a_partial_action_counts_every_input_row(spark: SparkSession) -> None:
+    # rows are counted where they are read, before the shuffle, which every action runs
+    # whole: counted later (on the output rows or per batch), take(1) would see a few
+    df = spark.range(1_000).select((F.col("id") % 7).alias("k"), F.col("id").alias("t"),
+                                   F.lit(1).alias("v"))
+    for window in (None, ws.Tumbling(ws.Count(10))):
+        events = ws.events(df, time="t", key="k")
+        result = (events if window is None else events.window(window)).agg(ws.sum("v"))
+        assert len(result.take(1)) == 1
+        assert ws.report(result) == {"rows_in": 1_000, "rejected_null_time": 0}
+
+
 def test_report_without_null_times(null_df: DataFrame) -> None:
     clean = null_df.filter(F.col("t").isNotNull())
     result = ws.events(clean, time="t").agg(ws.count())

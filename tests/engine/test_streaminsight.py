@@ -315,6 +315,26 @@ def test_interval_panes_keep_zero_length_events_apart(spark: SparkSession) -> No
     assert sorted(tuple(r) for r in kernel.collect()) == expected
 
 
+def test_an_end_column_never_null_needs_no_horizon(spark: SparkSession) -> None:
+    # an end column the schema says is never null holds no open-ended event, so the
+    # plan reads no newest start and end (no scalar subquery, no pass over the input),
+    # and gives the rows the same events give through a nullable end column
+    never_null = spark.range(40).select((F.col("id") % 3).alias("k"), F.col("id").alias("t"),
+                                        (F.col("id") + 3).alias("e"),
+                                        F.lit(1.0).alias("v"))
+    nullable = never_null.withColumn("e", F.when(F.col("t") >= 0, F.col("e")))
+    assert not never_null.schema["e"].nullable and nullable.schema["e"].nullable
+    aggs = [ws.count(), ws.sum("v"), ws.max("v")]
+    for strategy in ("panes", "arrow-intervals"):
+        results = [run(ws.events(df, time="t", end="e", key="k"), ws.Hopping(6, 2), aggs,
+                       strategy=strategy) for df in (never_null, nullable)]
+        plans = [r._jdf.queryExecution().analyzed().toString() for r in results]
+        assert ["scalar-subquery" in plan for plan in plans] == [False, True]
+        rows = [sorted(tuple(r) for r in result.collect()) for result in results]
+        assert len(rows[0]) > 20
+        assert rows[0] == rows[1]
+
+
 @settings(max_examples=10)
 @given(rows=event_rows(), key=st.sampled_from(KEYS), interval=st.booleans())
 def test_snapshot_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],

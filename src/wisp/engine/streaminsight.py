@@ -65,9 +65,12 @@ def interval_guarded(events: Events, observation: Observation) -> DataFrame:
 
 def needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> bool:
     """Hopping windows over interval events find where only open-ended events remain for
-    output="windows" (to bound the output) and for per-window groups."""
-    return events.end is not None and window.kind == "hopping" and (
-        window.output == "windows" or per_window)
+    output="windows" (to bound the output) and for per-window groups; not where the
+    schema says the end column is never null (no event is open-ended, and without one
+    the horizon changes nothing), which saves its pass over the whole input."""
+    return (events.end is not None and window.kind == "hopping"
+            and (window.output == "windows" or per_window)
+            and events.df.schema[events.end].nullable)
 
 
 def with_horizon(df: DataFrame, events: Events) -> DataFrame:

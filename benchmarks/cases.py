@@ -184,15 +184,21 @@ def _living(data: Data, life: int) -> ws.Events:
     return ws.events(data.df.withColumn("e", F.col("t") + life), time="t", end="e", key="k")
 
 
+def _interval_windows(data: Data, w: int) -> tuple[DataFrame, int, int, int]:
+    """wisp's `Hopping(w*hop, hop)` over interval events `[t, t + 10 gaps)` (hop = 10
+    gaps), with its size, hop and the events' lifetime."""
+    hop = 10 * data.gap
+    size, life = w * hop, LIFE * data.gap
+    return _windows(_aggregates(_living(data, life), ws.Hopping(size, hop))), size, hop, life
+
+
 @case("streaminsight", widths=(10, 1_000), on=("k", "window_start", "window_end"),
       param="size/hop")
 def interval_hopping(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """Hopping(w*hop, hop) over interval events `[t, t + 10 gaps)` (hop = 10 gaps, ~10
     events of a key), each in every window its lifetime overlaps. Native: the same
     windows for any events, open-ended ones included (`native_interval_hopping`)."""
-    hop = 10 * data.gap
-    size, life = w * hop, LIFE * data.gap
-    ours = _windows(_aggregates(_living(data, life), ws.Hopping(size, hop)))
+    ours, size, hop, life = _interval_windows(data, w)
     living = data.df.select("k", "t", (F.col("t") + life).alias("e"), "v")
     return ours, native_interval_hopping(living, size, hop)
 
@@ -205,9 +211,7 @@ def interval_hopping_finite(data: Data, w: int) -> tuple[DataFrame, DataFrame | 
     end of the whole input, where the windows of open-ended events stop being written
     one by one). It gives the same rows on this data only: an open-ended event fails
     it."""
-    hop = 10 * data.gap
-    size, life = w * hop, LIFE * data.gap
-    ours = _windows(_aggregates(_living(data, life), ws.Hopping(size, hop)))
+    ours, size, hop, life = _interval_windows(data, w)
     t = F.col("t")
     first = (F.floor((t - size) / hop) + 1) * hop
     last = F.floor((t + life - 1) / hop) * hop
@@ -318,8 +322,7 @@ def since(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     (previous hour, hour], each key's empty hours included. Native: the same rows for
     any events (`native_since`)."""
     df = _stamped(data)
-    ours = _selected(_aggregates(ws.events(df, time="ts", key="k"), ws.Since(ws.hourly())))
-    return ours, native_since(df)
+    return _hourly(df), native_since(df)
 
 
 @case("fenl", widths=(0,))
@@ -329,9 +332,12 @@ def since_groupby(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     events, so it gives the same rows only where every key has events in every hour
     from its first to the newest one of the whole input, as on this data."""
     df = _stamped(data)
-    ours = _selected(_aggregates(ws.events(df, time="ts", key="k"), ws.Since(ws.hourly())))
-    theirs = df.groupBy("k", _tick(F.col("ts")).alias("t")).agg(*_values())
-    return ours, theirs
+    return _hourly(df), df.groupBy("k", _tick(F.col("ts")).alias("t")).agg(*_values())
+
+
+def _hourly(df: DataFrame) -> DataFrame:
+    """wisp's `Since(hourly())` over the stamped data (k, ts, v)."""
+    return _selected(_aggregates(ws.events(df, time="ts", key="k"), ws.Since(ws.hourly())))
 
 
 def native_since(df: DataFrame) -> DataFrame:

@@ -64,6 +64,14 @@ def or_fail(value: Column, message: str) -> Column:
     return F.when(value.isNull(), F.raise_error(F.lit(message))).otherwise(value)
 
 
+def whole_input(df: DataFrame, aggregate: Column) -> Column:
+    """`aggregate` over all of `df`, as a constant column: one scalar subquery, which
+    Spark runs once before the query (no join, nothing added to a shuffle). A global
+    window would move every row to one partition; a cross join with the one-row
+    aggregate measured no faster."""
+    return df.select(aggregate).scalar()
+
+
 def counted_where(condition: Column) -> Column:
     """The number of rows where `condition` holds, as an aggregate for an observation.
     Spark rewrites `count_if` through a common-expression projection that made an

@@ -35,7 +35,7 @@ from ..spec import calendar
 from ..spec.windows import CalendarTick
 from .arrow import AggregateJob, aggregate, whole_runs
 from .arrow_codec import from_ticks, to_ticks, with_nulls
-from .columns import col, guarded
+from .columns import col, guarded, whole_input
 from .layout import (
     aggregate_jobs,
     aggregation_columns,
@@ -189,10 +189,7 @@ def build(plan: Plan, observation: Observation) -> DataFrame:
         df = df.withColumn(tick_column, details.predicate)
         hidden.append(tick_column)
     if details.calendar is not None and details.emit != "events" and not details.trailing:
-        # one scalar subquery, which Spark runs once before the query and reads as a
-        # constant (a cross join with the one-row aggregate measured no faster)
-        newest = events.df.select(F.max(col(events.time.name))).scalar()
-        df = df.withColumn(newest_column, newest)
+        df = df.withColumn(newest_column, whole_input(events.df, F.max(col(events.time.name))))
         hidden.append(newest_column)
     needed = list(dict.fromkeys([*keys, events.time.name, *hidden,
                                  *aggregation_columns(plan)]))

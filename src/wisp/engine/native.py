@@ -20,6 +20,7 @@ from .columns import (
     or_fail,
     output_time_type,
     tick_range_message,
+    whole_input,
 )
 
 BUCKET = "__wisp_window_start"
@@ -254,11 +255,8 @@ def periods(plan: Plan, observation: Observation) -> DataFrame:
         *[_aggregate(r, None) for r in plan.aggregations])
     by_tick = (Window.partitionBy(*keys) if keys else Window).orderBy(col(TICK))
     length = F.lit(period.length)
-    # the tick closing the newest time of the whole input: one scalar subquery, which
-    # Spark runs once before the query and reads as a constant (a global window over the
-    # periods would move them all to one partition; a cross join with the one-row
-    # aggregate measured no faster)
-    newest_time = events.df.select(F.max(ticks)).scalar()
+    # the tick closing the newest time of the whole input
+    newest_time = whole_input(events.df, F.max(ticks))
     newest = newest_time + F.pmod(F.lit(period.align) - newest_time, length)
     following = F.coalesce(F.lead(col(TICK)).over(by_tick), newest + length)
     spread = grouped.withColumn(NEXT, following).select(

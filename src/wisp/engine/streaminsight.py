@@ -37,7 +37,7 @@ from .arrow import (
     whole_runs,
 )
 from .arrow_codec import DAY, from_ticks, null_mask, numeric_values, to_ticks, validity
-from .columns import col, guarded, tick_range_message
+from .columns import col, guarded, tick_range_message, whole_input
 from .columns import interval_guarded as checked_intervals
 from .layout import aggregate_jobs, arrow_schema, mapped_by_key, output_fields
 
@@ -75,11 +75,11 @@ def needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> b
 
 def with_horizon(df: DataFrame, events: Events) -> DataFrame:
     """`df` with the newest start and the newest end of all the events in every row
-    (`HORIZON_START`, `HORIZON_END`): one scalar subquery, which Spark runs once before
-    the query and reads as a constant (no join, nothing added to a shuffle)."""
+    (`HORIZON_START`, `HORIZON_END`), from one scalar subquery (`whole_input`)."""
     assert events.end is not None
-    newest = events.df.agg(F.struct(F.max(col(events.time.name)).alias(HORIZON_START),
-                                    F.max(col(events.end)).alias(HORIZON_END))).scalar()
+    newest = whole_input(events.df, F.struct(
+        F.max(col(events.time.name)).alias(HORIZON_START),
+        F.max(col(events.end)).alias(HORIZON_END)))
     return df.withColumns({HORIZON_START: newest.getField(HORIZON_START),
                            HORIZON_END: newest.getField(HORIZON_END)})
 

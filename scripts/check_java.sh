@@ -30,7 +30,7 @@ fi
 #   openjdk version "17.0.15" 2025-04-15     (Java 9+: major is the first number)
 #   java version "1.8.0_392"                 (Java <= 8: major is the second number)
 version_output="$("$java_bin" -version 2>&1 || true)"
-version="$(printf '%s\n' "$version_output" | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n 1)"
+version="$(printf '%s\n' "$version_output" | sed -n 's/.*version "\([^"]*\)".*/\1/p;T;q')"
 if [[ -z "$version" ]]; then
     fail "could not read a version from \`$java_bin -version\` (output: ${version_output:-nothing})."
 fi

@@ -183,14 +183,14 @@ def for_csv(df: DataFrame) -> DataFrame:
 def summary(built: Built, rows_out: Observation, output: str, fmt: str,
             seconds: float) -> str:
     """The end-of-run summary: rows in, rows rejected and why, rows out, wall time."""
-    from .windowed import report
+    from .windowed import rejected as rejected_by_query
 
-    metrics = report(built.result)
-    read = built.input.observation.get if built.input.observation else {}
-    rows_in = int(read.get("rows_read", metrics.get("rows_in", 0)))
-    reasons = {"malformed": int(read.get("rejected_malformed", 0))} if read else {}
-    reasons.update({name.removeprefix("rejected_").replace("_", " "): int(value)
-                    for name, value in metrics.items() if name.startswith("rejected_")})
+    read = built.input.observation.get
+    rows_in = int(read["rows_read"])
+    reasons = ({"malformed": int(read["rejected_malformed"])}
+               if "rejected_malformed" in read else {})
+    reasons.update({name.removeprefix("rejected_").replace("_", " "): count
+                    for name, count in rejected_by_query(built.result).items()})
     rejected = sum(reasons.values())
     why = ", ".join(f"{reason}: {count:,}" for reason, count in reasons.items())
     out = int(rows_out.get.get("rows_out", 0))

@@ -403,12 +403,12 @@ def malformed_message(fmt: str) -> str:
 
 @dataclass
 class Input:
-    """The input as a DataFrame, with the row accounting of malformed rows (CSV and
-    JSON): `observation` gets `rows_read` and `rejected_malformed` once an action ran."""
+    """The input as a DataFrame, with its row accounting: `observation` gets
+    `rows_read` (and for CSV and JSON `rejected_malformed`) once an action ran."""
 
     df: DataFrame
     format: str
-    observation: Observation | None
+    observation: Observation
 
 
 def read_input(spark: SparkSession, query: Query, path: str) -> Input:
@@ -423,7 +423,9 @@ def read_input(spark: SparkSession, query: Query, path: str) -> Input:
         reader = spark.read.options(**spec.options)
         if spec.schema:
             reader = reader.schema(spec.schema)
-        return Input(reader.parquet(path), fmt, None)
+        observation = Observation(f"wisp_input_{next(_COUNTER)}")
+        df = reader.parquet(path).observe(observation, F.count(F.lit(1)).alias("rows_read"))
+        return Input(df, fmt, observation)
     options = dict(spec.options)
     if fmt == "csv":
         options["header"] = str(spec.header).lower()

@@ -39,8 +39,25 @@ class WindowedEvents:
 
 @dataclass
 class Run:
+    """A query wisp built: its plan, and the observation its scan counts rows in (only
+    under on_null_time="drop"; see `report`)."""
+
     plan: Plan
     observation: Observation
+    input_rows: int | None = None  # counted on demand under on_null_time="error"
+
+    def rejected(self) -> dict[str, int]:
+        """Rows rejected, by reason: no job (none can be under "error")."""
+        if self.plan.events.on_null_time == "drop":
+            return {"rejected_null_time": int(self.observation.get["rejected_null_time"])}
+        return {"rejected_null_time": 0}
+
+    def rows_in(self) -> int:
+        if self.plan.events.on_null_time == "drop":
+            return int(self.observation.get["rows_in"])
+        if self.input_rows is None:
+            self.input_rows = self.plan.events.df.count()
+        return self.input_rows
 
 
 _RUNS: weakref.WeakKeyDictionary[DataFrame, Run] = weakref.WeakKeyDictionary()
@@ -81,7 +98,19 @@ def explain(result: DataFrame) -> str:
 
 
 def report(result: DataFrame) -> dict[str, Any]:
-    """Row accounting of `result`'s query, available once an action has run on it:
-    `rows_in` (input rows) and `rejected_null_time` (rows dropped for a null time)."""
-    metrics = _run_of(result).observation.get
-    return {name: int(value) for name, value in metrics.items()}
+    """Row accounting of `result`'s query: `rows_in` (input rows) and
+    `rejected_null_time` (rows dropped for a null time).
+
+    With `on_null_time="drop"` the query counts its rows as it reads them (a Spark
+    observation: no extra job), and the report is available once an action has run on
+    `result`. With "error" (the default) no row can be dropped: `rejected_null_time` is 0
+    and `rows_in` is the input's row count, counted by one Spark job the first time it is
+    asked for (the query itself carries no counter). For an input that changes between
+    reads (a table appended to), that count is of the input as it is when asked."""
+    run = _run_of(result)
+    return {"rows_in": run.rows_in(), **run.rejected()}
+
+
+def rejected(result: DataFrame) -> dict[str, int]:
+    """`report`'s rejected rows by reason, without counting the input."""
+    return _run_of(result).rejected()

@@ -504,15 +504,33 @@ def test_drop_nan_time(null_df: DataFrame) -> None:
 
 
 def test_report_after_a_partial_action_counts_every_input_row(spark: SparkSession) -> None:
-    # rows are counted where they are read, before the shuffle, which every action runs
-    # whole: counted later (on the output rows or per batch), take(1) would see a few
+    # under "drop" rows are counted where they are read, before the shuffle, which every
+    # action runs whole: counted later (on the output rows or per batch), take(1) would
+    # see a few; under "error" the input is counted when the report is asked for
     df = spark.range(1_000).select((F.col("id") % 7).alias("k"), F.col("id").alias("t"),
                                    F.lit(1).alias("v"))
-    for window in (None, ws.Tumbling(ws.Count(10))):
-        events = ws.events(df, time="t", key="k")
-        result = (events if window is None else events.window(window)).agg(ws.sum("v"))
-        assert len(result.take(1)) == 1
-        assert ws.report(result) == {"rows_in": 1_000, "rejected_null_time": 0}
+    for policy in ("drop", "error"):
+        for window in (None, ws.Tumbling(ws.Count(10))):
+            events = ws.events(df, time="t", key="k", on_null_time=policy)
+            result = (events if window is None else events.window(window)).agg(ws.sum("v"))
+            assert len(result.take(1)) == 1
+            assert ws.report(result) == {"rows_in": 1_000, "rejected_null_time": 0}
+
+
+def test_only_a_query_that_drops_rows_counts_them_as_it_reads(null_df: DataFrame) -> None:
+    # under "error" no row can be dropped: the query carries no observation (whose cost
+    # is the scan's, on every run) and the report counts the input when asked, even
+    # before any action
+    clean = null_df.filter(F.col("t").isNotNull())
+    results = {policy: ws.events(clean, time="t", key="k", on_null_time=policy).agg(
+        ws.sum("v")) for policy in ("error", "drop")}
+    plans = {policy: result._jdf.queryExecution().analyzed().toString()
+             for policy, result in results.items()}
+    assert "CollectMetrics" not in plans["error"]
+    assert "CollectMetrics" in plans["drop"]
+    assert ws.report(results["error"]) == {"rows_in": 3, "rejected_null_time": 0}
+    assert results["drop"].count() == 3
+    assert ws.report(results["drop"]) == {"rows_in": 3, "rejected_null_time": 0}
 
 
 def test_report_without_null_times(null_df: DataFrame) -> None:

@@ -56,6 +56,7 @@ class Row:
     agreement: str
 
 
+NOT_EQUIVALENT = "not an equivalent (same rows on this data only)"
 NOT_AT_10M = "native not run at 10M; compared at 1M"
 NO_NATIVE = "no native counterpart (see the case's docstring); checked by the test suite"
 EXPLODES = ("native not run (each event exploded into ~1,000 windows); compared at "
@@ -245,6 +246,8 @@ def run_item(item: Item, data: Data, runs: int) -> Row:
     verdict = "-"
     if theirs is not None and case.compare and item.native:
         verdict = agreement(ours, theirs, case.on, case.compare)
+        if not case.equivalent:
+            verdict = f"{NOT_EQUIVALENT}: {verdict}"
     elif theirs is not None or not item.native:
         verdict = item.why_not
     wisp_s, native_s = timed_pair(ours, theirs if item.native else None, runs,
@@ -266,6 +269,8 @@ def table(rows: list[Row]) -> list[str]:
         w = CASES[r.item.case].label(r.item.w)
         native = f"{r.native_s:.2f}" if r.native_s is not None else "-"
         ratio = f"{r.wisp_s / r.native_s:.2f}" if r.native_s else "-"
+        if r.native_s and not CASES[r.item.case].equivalent:
+            ratio = f"({ratio})"
         native_rate = _rate(r.events, r.native_s) if r.native_s else "-"
         lines.append(f"| {r.item.case.rstrip('_')} | {r.item.data} | {w} | {r.wisp_s:.2f} | "
                      f"{native} | {ratio} | {_rate(r.events, r.wisp_s)} | "

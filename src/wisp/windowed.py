@@ -53,6 +53,7 @@ class Run:
         return {"rejected_null_time": 0}
 
     def rows_in(self) -> int:
+        """Input rows: observed under "drop"; counted by one job, once, under "error"."""
         if self.plan.events.on_null_time == "drop":
             return int(self.observation.get["rows_in"])
         if self.input_rows is None:

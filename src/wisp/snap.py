@@ -38,8 +38,8 @@ def snap_to_hops(ev: Events, size: Any, hop: Any, align: Any = None) -> Events:
     null for the end of time. Rows with a null time fail the query (or are dropped, as
     `ev`'s `on_null_time` says), as do rows whose end is before their time."""
     from .engine.arrow import arrow_type
-    from .engine.streaminsight import interval_guarded
-    from .plan.streaminsight import _check, _positive, resolve_align
+    from .engine.intervals import interval_guarded
+    from .plan.intervals import _check, _positive, resolve_align
 
     if not isinstance(ev, Events):
         raise bad_value("ev", "wisp events (wisp.events(...))", type(ev).__name__)

@@ -160,7 +160,7 @@ def test_interval_events_are_refused(df: DataFrame) -> None:
 
 
 def test_hidden_columns_never_replace_input_columns() -> None:
-    from wisp.engine.fenl import unused
+    from wisp.engine.periods import unused
 
     assert unused("__wisp_tick__", ["v", "k"]) == "__wisp_tick__"
     assert unused("__wisp_tick__", ["__wisp_tick__", "__wisp_tick__1"]) == "__wisp_tick__2"

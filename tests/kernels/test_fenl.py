@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import wisp as ws
 from wisp.engine.arrow import AggregateJob
-from wisp.engine.fenl import HIDDEN_NEWEST, TickKernel
-from wisp.kernels import fenl as kf
+from wisp.engine.periods import HIDDEN_NEWEST, TickKernel
+from wisp.kernels import periods as kf
 from wisp.spec import calendar
 from wisp.spec.windows import daily
 

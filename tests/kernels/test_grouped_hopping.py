@@ -13,8 +13,8 @@ import pytest
 from tables import assert_same_rows
 
 from wisp.engine.arrow import AggregateJob, key_runs
-from wisp.engine.streaminsight import HORIZON_END, HORIZON_START, IntervalKernel
-from wisp.plan.streaminsight import IntervalWindow
+from wisp.engine.intervals import HORIZON_END, HORIZON_START, IntervalKernel
+from wisp.plan.intervals import IntervalWindow
 
 SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                     ("window_end", pa.int64()), ("time", pa.int64()),

@@ -17,9 +17,9 @@ from oracle_intervals import count_by_start_time, hopping, snapshot
 
 import wisp as ws
 from wisp.engine.arrow import AggregateJob
-from wisp.engine.streaminsight import HORIZON_END, HORIZON_START, IntervalKernel
+from wisp.engine.intervals import HORIZON_END, HORIZON_START, IntervalKernel
 from wisp.kernels import intervals as iv
-from wisp.plan.streaminsight import IntervalWindow
+from wisp.plan.intervals import IntervalWindow
 from wisp.spec.aggregates import Aggregation
 
 COLUMNS = ["k", "t", "e", "v", "i", "s", "seq"]

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from oracle_spl import simulate
 
 import wisp as ws
+from wisp.kernels import policies as k
 from wisp.kernels import runs as kr
-from wisp.kernels import spl as k
 
 SPECS = ("count", "time", "delta")
 

@@ -18,9 +18,9 @@ from pyspark.sql import types as T
 
 import wisp as ws
 from wisp.engine.arrow import AggregateJob, arrow_type
-from wisp.engine.spl import SplKernel
+from wisp.engine.policies import SplKernel
 from wisp.plan.aggregations import output_type, value_class
-from wisp.plan.spl import ResolvedPolicy, SplDetails
+from wisp.plan.policies import ResolvedPolicy, SplDetails
 from wisp.spec.aggregates import Aggregation
 
 TYPES = {"v": T.DoubleType(), "i": T.LongType(), "s": T.StringType()}

@@ -6,9 +6,9 @@ from pyspark.sql import Column, DataFrame, Observation, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from ..events import Events, TimeColumn
-from ..plan.fenl import Periods
+from ..plan.intervals import Buckets
 from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
-from ..plan.streaminsight import Buckets
+from ..plan.periods import Periods
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US
 from ..spec.windows import Tumbling
 from .arrow_codec import DAY

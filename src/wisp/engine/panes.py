@@ -30,13 +30,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..events import Events
+from ..plan.intervals import IntervalWindow, Panes
 from ..plan.nodes import Plan, ResolvedAggregation
-from ..plan.streaminsight import IntervalWindow, Panes
 from .arrow import AggregateJob, arrow_type
 from .columns import col, grid_floor, or_fail, tick_range_message
-from .layout import arrow_schema, bound_fields, mapped_by_key
-from .native import time_from_ticks, time_ticks
-from .streaminsight import (
+from .intervals import (
     HORIZON_END,
     HORIZON_START,
     IntervalKernel,
@@ -44,6 +42,8 @@ from .streaminsight import (
     needs_horizon,
     with_horizon,
 )
+from .layout import arrow_schema, bound_fields, mapped_by_key
+from .native import time_from_ticks, time_ticks
 
 PANE = "__wisp_pane"
 START_CELL, LAST_CELL, OPEN = "__wisp_start_cell", "__wisp_last_cell", "__wisp_open"

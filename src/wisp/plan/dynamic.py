@@ -21,9 +21,9 @@ from ..events import Events, TimeColumn, time_kind
 from ..spec.time import instant_to_micros
 from ..spec.windows import Clock, Dynamic, Session
 from .aggregations import refuse_lifetimes
+from .durations import resolve_duration
 from .nodes import Plan, ResolvedAggregation
 from .planner import kernel_shape, tie_break_columns
-from .ticks import resolve_duration
 
 DYNAMIC_STRATEGY = "arrow-dynamic"
 SESSION_STRATEGY = "arrow-sessions"

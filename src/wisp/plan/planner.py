@@ -22,17 +22,17 @@ from .nodes import Plan, ResolvedAggregation, Strategy
 
 # window kind -> "module:function" of its rule, relative to wisp.plan
 RULES: dict[str, str] = {
-    "cumulative": "psi:plan_cumulative",
-    "Rows": "psi:plan_rows",
-    "Range": "psi:plan_range",
-    "Tumbling": "streaminsight:plan_tumbling",
-    "PolicyTumbling": "spl:plan_policy_tumbling",
-    "Hopping": "streaminsight:plan_hopping",
-    "Snapshot": "streaminsight:plan_snapshot",
-    "CountByStartTime": "streaminsight:plan_count_by_start_time",
-    "Sliding": "spl:plan_sliding",
-    "Since": "fenl:plan_since",
-    "Trailing": "fenl:plan_trailing",
+    "cumulative": "frames:plan_cumulative",
+    "Rows": "frames:plan_rows",
+    "Range": "frames:plan_range",
+    "Tumbling": "intervals:plan_tumbling",
+    "PolicyTumbling": "policies:plan_policy_tumbling",
+    "Hopping": "intervals:plan_hopping",
+    "Snapshot": "intervals:plan_snapshot",
+    "CountByStartTime": "intervals:plan_count_by_start_time",
+    "Sliding": "policies:plan_sliding",
+    "Since": "periods:plan_since",
+    "Trailing": "periods:plan_trailing",
     "Dynamic": "dynamic:plan_dynamic",
     "Session": "dynamic:plan_session",
 }

@@ -19,9 +19,9 @@ from ..events import Events
 from ..spec.calendar import check_cron_matches
 from ..spec.windows import CalendarTick, Since, Trailing
 from .aggregations import grouped_blocker, refuse_lifetimes
+from .durations import DAY
 from .nodes import Plan, ResolvedAggregation
 from .planner import kernel_shape, tie_break_columns
-from .ticks import DAY
 
 PERIODS = "native-periods"
 STRATEGIES = {"Since": ("arrow-ticks", PERIODS), "Trailing": ("arrow-ticks",)}
@@ -134,7 +134,7 @@ def _plan(events: Events, window: Since | Trailing, details: TickDetails,
                 "a reset or trailing-period window is a sequential reading of each key's "
                 "events in order; the kernel costs O(n log n) per key whatever the "
                 "periods' lengths, and ticks never leave the executors",
-                HOW.format(ticks=ticks), "fenl:build", tie_break_columns(events), details)
+                HOW.format(ticks=ticks), "periods:build", tie_break_columns(events), details)
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,10 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
-from ..kernels import fenl as kf
+from ..kernels import periods as kf
 from ..kernels.runs import one_run, run_index
-from ..plan.fenl import TickDetails
 from ..plan.nodes import Plan
+from ..plan.periods import TickDetails
 from ..spec import calendar
 from ..spec.windows import CalendarTick
 from .arrow import AggregateJob, aggregate, whole_runs

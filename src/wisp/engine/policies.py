@@ -3,11 +3,11 @@ kernel.
 
 Shape: `repartition(key)` + each partition sorted by (key, arrival order) +
 `mapInArrow(kernel)`, as in `engine.arrow`. The kernel replays each key's eviction and
-trigger policies (`wisp.kernels.spl`; short keys' runs several at once, a long run
+trigger policies (`wisp.kernels.policies`; short keys' runs several at once, a long run
 whole, as `engine.arrow.whole_runs` gathers them) and aggregates every emitted firing's
 window:
 as frames `[lo, hi)` with `engine.arrow.aggregate` when the windows are contiguous in
-arrival order, else over per-tuple ranges of firings (`kernels.spl.Stabbing`).
+arrival order, else over per-tuple ranges of firings (`kernels.policies.Stabbing`).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
-from ..kernels import spl as ks
+from ..kernels import policies as ks
 from ..kernels import stabbing as sb
 from ..kernels.runs import one_run
 from ..plan.nodes import Plan
-from ..plan.spl import ResolvedPolicy, SplDetails
+from ..plan.policies import ResolvedPolicy, SplDetails
 from .alive import aggregate_alive
 from .arrow import AggregateJob, aggregate, whole_runs
 from .arrow_codec import from_ticks, to_ticks

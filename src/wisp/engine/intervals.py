@@ -24,8 +24,8 @@ from pyspark.sql import functions as F
 from ..events import Events
 from ..kernels import intervals as iv
 from ..kernels import stabbing as sb
+from ..plan.intervals import IntervalWindow
 from ..plan.nodes import Plan
-from ..plan.streaminsight import IntervalWindow
 from .alive import aggregate_alive
 from .arrow import (
     AggregateJob,

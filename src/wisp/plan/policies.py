@@ -3,7 +3,7 @@
 Both resolve their policies against the schema (durations in ticks of the time column,
 delta attributes and their thresholds, punctuation flags) and run the `arrow-spl`
 strategy: per key, the tuples in arrival order through the policy kernel of
-`wisp.kernels.spl`. Two shapes run on Spark alone: the last n tuples at every arrival
+`wisp.kernels.policies`. Two shapes run on Spark alone: the last n tuples at every arrival
 (n <= 32) as `native-frames`, and count-sized tumbling windows in time order with
 order-free aggregations as `native-batches`. Arrival order: `order`, then time, then
 every other atomic column (nulls first) when `order` is given; else time, then the
@@ -25,10 +25,10 @@ from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
 from .aggregations import grouped_blocker, refuse_lifetimes
+from .durations import DAY, resolve_duration
+from .frames import native_frames_plan, native_rows
 from .nodes import Plan, ResolvedAggregation, RowsFrame
 from .planner import kernel_shape, tie_break_columns
-from .psi import native_frames_plan, native_rows
-from .ticks import DAY, resolve_duration
 
 STRATEGY = "arrow-spl"
 BATCHES = "native-batches"
@@ -191,7 +191,7 @@ def plan_sliding(events: Events, window: Sliding, resolved: tuple[ResolvedAggreg
     return Plan(events, window, resolved, STRATEGY,
                 "eviction and trigger policies are sequential per key: a kernel replays "
                 "them exactly in one pass over each key's sorted tuples",
-                HOW.format(policies=words), "spl:policy_windows", _ties(events, details),
+                HOW.format(policies=words), "policies:policy_windows", _ties(events, details),
                 details)
 
 
@@ -212,7 +212,7 @@ def plan_policy_tumbling(events: Events, window: Tumbling,
     return Plan(events, window, resolved, STRATEGY,
                 "a policy-sized tumbling window is sequential per key: a kernel replays "
                 "it exactly in one pass over each key's sorted tuples",
-                HOW.format(policies=words), "spl:policy_windows", _ties(events, details),
+                HOW.format(policies=words), "policies:policy_windows", _ties(events, details),
                 details)
 
 

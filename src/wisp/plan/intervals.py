@@ -23,9 +23,9 @@ from ..events import Events, TimeColumn
 from ..spec.time import instant_to_micros
 from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling, Window
 from .aggregations import GROUPED_FNS, grouped_blocker
+from .durations import DAY, resolve_duration
 from .nodes import Plan, ResolvedAggregation
 from .planner import kernel_shape, tie_break_columns
-from .ticks import DAY, resolve_duration
 
 STRATEGY = "arrow-intervals"
 BUCKETS = "native-buckets"
@@ -109,7 +109,7 @@ def _positive(value: object, time: TimeColumn, param: str) -> int:
 def _plan(events: Events, window: Window, resolved: tuple[ResolvedAggregation, ...],
           details: IntervalWindow, reason: str, how: str) -> Plan:
     return Plan(events, window, resolved, STRATEGY, reason, f"{SWEEP}: {how}{AGGREGATES}",
-                "streaminsight:intervals", tie_break_columns(events), details)
+                "intervals:intervals", tie_break_columns(events), details)
 
 
 HOPPING_REASON = ("windows whose member sets are equal share one aggregation, so an event "

@@ -8,9 +8,9 @@ from ..events import Events
 from ..session import ARROW_BATCH_BYTES, arrow_batches_measured
 from ..spec.windows import Range, Rows, Window
 from .aggregations import refuse_lifetimes
+from .durations import resolve_duration
 from .nodes import Frame, Plan, RangeFrame, ResolvedAggregation, RowsFrame, RunningFrame
 from .planner import kernel_shape, tie_break_columns
-from .ticks import resolve_duration
 
 FRAME_STRATEGIES = ("native-running", "arrow-frames")
 NATIVE_ROWS_MAX = 32

@@ -36,3 +36,9 @@ def spark() -> Iterator[object]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--save-golden", action="store_true", default=False,
+                     help="rewrite the golden files (tests/plan/golden) from the current "
+                     "code instead of comparing with them; review the diff before committing")

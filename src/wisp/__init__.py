@@ -5,10 +5,12 @@
     out = ev.window(ws.Range.past("10s")).agg(ws.mean("v"), ws.max("v").alias("peak"))
 """
 
+import sys as _sys
+import types as _types
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 from .errors import WispError, WispInputError, WispUnsupportedError
-from .events import Events, events, from_edges
-from .session import session
-from .snap import snap_to_hops
 from .spec.aggregates import (
     collect,
     count,
@@ -44,7 +46,12 @@ from .spec.windows import (
     weekly,
     yearly,
 )
-from .windowed import explain, report
+
+if _TYPE_CHECKING:
+    from .events import Events, events, from_edges
+    from .session import session
+    from .snap import snap_to_hops
+    from .windowed import explain, report
 
 __all__ = [
     "Count",
@@ -92,3 +99,63 @@ __all__ = [
     "weekly",
     "yearly",
 ]
+
+# The names that need Spark load their module on first use (PEP 562), so that importing
+# a pure-Python part of wisp (`wisp.spec`, `wisp.plan`, `wisp.kernels`) does not import
+# pyspark through this package's `__init__`.
+_LAZY = {
+    "Events": "events",
+    "events": "events",
+    "from_edges": "events",
+    "session": "session",
+    "snap_to_hops": "snap",
+    "explain": "windowed",
+    "report": "windowed",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    value = _load(name)
+    globals()[name] = value
+    return value
+
+
+def _load(name: str) -> _Any:
+    """The public name `name` from the module that defines it (see `_LAZY`)."""
+    module = _LAZY.get(name)
+    if module == "events":
+        from .events import Events, events, from_edges
+
+        return {"Events": Events, "events": events, "from_edges": from_edges}[name]
+    if module == "session":
+        from .session import session
+
+        return session
+    if module == "snap":
+        from .snap import snap_to_hops
+
+        return snap_to_hops
+    if module == "windowed":
+        from .windowed import explain, report
+
+        return {"explain": explain, "report": report}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(_types.ModuleType):
+    """This package's module type. Importing the submodule `wisp.events` or
+    `wisp.session` binds it as an attribute of the package, where it would hide the
+    public function of the same name (`wisp.events(...)`, `wisp.session(...)`): the
+    package keeps the function instead (as the eager imports of old did)."""
+
+    def __setattr__(self, name: str, value: _Any) -> None:
+        if isinstance(value, _types.ModuleType) and _LAZY.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -169,17 +169,6 @@ def build(query: Query, path: str, master: str | None) -> Built:
     return Built(query, inp, source.agg(*query.aggregations))
 
 
-def for_csv(df: DataFrame) -> DataFrame:
-    """CSV holds no arrays, maps or structs: such columns are written as JSON text."""
-    from pyspark.sql import functions as sf
-    from pyspark.sql import types as T
-
-    return df.select(*[
-        sf.to_json(sf.col(f"`{f.name}`")).alias(f.name)
-        if isinstance(f.dataType, (T.ArrayType, T.MapType, T.StructType))
-        else sf.col(f"`{f.name}`") for f in df.schema.fields])
-
-
 def summary(built: Built, rows_out: Observation, output: str, fmt: str,
             seconds: float) -> str:
     """The end-of-run summary: rows in, rows rejected and why, rows out, wall time."""
@@ -238,8 +227,7 @@ def run(query_file: str, input_: str | None, output: str | None, master: str | N
     """Run the query of QUERY.yaml over --input and write the result to --output.
 
     Ends with a summary: rows in, rows rejected and why, rows out, wall time."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as sf
+    from .engine.writing import counted_rows, write_result
 
     started = time.perf_counter()
     query = load_query(query_file)
@@ -262,15 +250,9 @@ def run(query_file: str, input_: str | None, output: str | None, master: str | N
         from .windowed import explain as explain_result
 
         explain_result(built.result)
-    rows_out = Observation(f"wisp_rows_out_{next(_RUNS)}")
-    out = built.result.observe(rows_out, sf.count(sf.lit(1)).alias("rows_out"))
-    if fmt == "csv":
-        out = for_csv(out)
-    writer = out.write.mode("overwrite" if overwrite else "errorifexists").format(fmt)
-    if fmt == "csv":
-        writer = writer.option("header", "true")
+    out, rows_out = counted_rows(built.result, f"wisp_rows_out_{next(_RUNS)}")
     try:
-        writer.save(target)
+        write_result(out, target, fmt, overwrite=overwrite)
     except BaseException:
         if is_local(target) and not existed and os.path.isdir(local_path(target)):
             shutil.rmtree(local_path(target))  # our own partial output, nothing else

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import itertools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pyspark.sql import DataFrame, DataFrameReader, Observation, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import types as T
 
-from .engine.columns import counted_where, fail_where
+from .engine.reading import read_file
 from .errors import WispInputError, bad_value, did_you_mean
 from .events import Events
 from .spec import aggregates, policies, windows
@@ -180,9 +178,9 @@ def column(raw: dict[str, Any], where: str, columns: bool) -> Any:
         raise qerr(f"{where}.{key}", "a non-empty string", text)
     if not columns:
         return f"<{key} {text}>"
-    from pyspark.sql import functions as F
+    from .engine.expressions import text_column
 
-    return F.col(text) if key == "col" else F.expr(text)
+    return text_column(key, text)
 
 
 def build_kind(raw: Mapping[str, Any], where: str, columns: bool) -> Any:
@@ -392,14 +390,6 @@ def input_format(query: Query, path: str) -> str:
 
 # ---------------------------------------------------------------- reading input
 
-MALFORMED_COLUMN = "_wisp_malformed"
-
-
-def malformed_message(fmt: str) -> str:
-    return (f"WispError: `input` must be well-formed {fmt.upper()}, found a malformed row; "
-            "set input.on_malformed: drop to drop such rows on purpose (they are counted); "
-            "first malformed row: ")
-
 
 @dataclass
 class Input:
@@ -419,43 +409,9 @@ def read_input(spark: SparkSession, query: Query, path: str) -> Input:
     the row is dropped and counted (`rejected_malformed`)."""
     fmt = input_format(query, path)
     spec = query.input
-    if fmt == "parquet":
-        reader = spark.read.options(**spec.options)
-        if spec.schema:
-            reader = reader.schema(spec.schema)
-        observation = Observation(f"wisp_input_{next(_COUNTER)}")
-        df = reader.parquet(path).observe(observation, F.count(F.lit(1)).alias("rows_read"))
-        return Input(df, fmt, observation)
-    options = dict(spec.options)
-    if fmt == "csv":
-        options["header"] = str(spec.header).lower()
-
-    def read(reader: DataFrameReader) -> DataFrame:
-        return reader.csv(path) if fmt == "csv" else reader.json(path)
-
-    if spec.schema:
-        ddl = f"{spec.schema}, `{MALFORMED_COLUMN}` STRING"
-    else:  # infer the types (a pass over the data; only the schema reaches the driver)
-        inferred = read(spark.read.options(inferSchema="true", columnNameOfCorruptRecord=
-                                           MALFORMED_COLUMN, **options)).schema
-        fields = [f for f in inferred.fields if f.name != MALFORMED_COLUMN]
-        ddl = ", ".join([f"`{f.name}` {f.dataType.simpleString()}" for f in fields]
-                        + [f"`{MALFORMED_COLUMN}` STRING"])
-    df = read(spark.read.options(mode="PERMISSIVE", columnNameOfCorruptRecord=MALFORMED_COLUMN,
-                                 **options).schema(ddl))
-    bad = F.col(MALFORMED_COLUMN).isNotNull()
-    observation = Observation(f"wisp_input_{next(_COUNTER)}")
-    df = df.observe(observation, F.count(F.lit(1)).alias("rows_read"),
-                    counted_where(bad).alias("rejected_malformed"))
-    if spec.on_malformed == "drop":
-        df = df.filter(~bad)
-    else:
-        df = fail_where(df, bad, F.concat(F.lit(malformed_message(fmt)),
-                                          F.col(MALFORMED_COLUMN)))
-    return Input(df.drop(MALFORMED_COLUMN), fmt, observation)
-
-
-_COUNTER = itertools.count()
+    df, observation = read_file(spark, path, fmt, options=spec.options, header=spec.header,
+                                schema=spec.schema, on_malformed=spec.on_malformed)
+    return Input(df, fmt, observation)
 
 
 def bind(query: Query, df: DataFrame) -> Events:

@@ -9,11 +9,12 @@ import sys
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
-"""Spark's cap on the bytes of one Arrow batch sent to a Python worker (64 MiB by default).
-Under any cap, Spark measures the batch being built after every row it adds; at
-`UNCAPPED_ARROW_BATCH_BYTES` it skips that measure and cuts batches by
-`spark.sql.execution.arrow.maxRecordsPerBatch` rows alone (10,000 by default)."""
+from .plan.source import ARROW_BATCH_BYTES
+
+# ARROW_BATCH_BYTES: Spark's cap on the bytes of one Arrow batch sent to a Python worker
+# (64 MiB by default). Under any cap, Spark measures the batch being built after every row it adds;
+# at `UNCAPPED_ARROW_BATCH_BYTES` it skips that measure and cuts batches by
+# `spark.sql.execution.arrow.maxRecordsPerBatch` rows alone (10,000 by default).
 
 UNCAPPED_ARROW_BATCH_BYTES = 2**31 - 1
 """Spark's largest int: the one value of `ARROW_BATCH_BYTES` that turns the per-row measure

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import weakref
 from collections.abc import Sequence
@@ -11,10 +10,13 @@ from typing import Any
 
 from pyspark.sql import DataFrame, Observation
 
+from .binding import Events
+from .engine.build import build
+from .engine.compiler import Query
+from .engine.describe import describe_query, event_tables
 from .errors import bad_value
-from .events import Events
 from .plan.explain import describe
-from .plan.nodes import Plan, Strategy
+from .plan.nodes import Plan
 from .plan.planner import plan as make_plan
 from .session import arrow_batch_advice
 from .spec.aggregates import Aggregation
@@ -39,25 +41,26 @@ class WindowedEvents:
 
 @dataclass
 class Run:
-    """A query wisp built: its plan, and the observation its scan counts rows in (only
-    under on_null_time="drop"; see `report`)."""
+    """A query wisp built: its plan, the events it reads, and the observation its scan
+    counts rows in (only under on_null_time="drop"; see `report`)."""
 
     plan: Plan
+    events: Events
     observation: Observation
     input_rows: int | None = None  # counted on demand under on_null_time="error"
 
     def rejected(self) -> dict[str, int]:
         """Rows rejected, by reason: no job (none can be under "error")."""
-        if self.plan.events.on_null_time == "drop":
+        if self.events.on_null_time == "drop":
             return {"rejected_null_time": int(self.observation.get["rejected_null_time"])}
         return {"rejected_null_time": 0}
 
     def rows_in(self) -> int:
         """Input rows: observed under "drop"; counted by one job, once, under "error"."""
-        if self.plan.events.on_null_time == "drop":
+        if self.events.on_null_time == "drop":
             return int(self.observation.get["rows_in"])
         if self.input_rows is None:
-            self.input_rows = self.plan.events.df.count()
+            self.input_rows = self.events.df.count()
         return self.input_rows
 
 
@@ -66,14 +69,16 @@ _COUNTER = itertools.count()
 
 
 def run(events: Events, window: Window | None, aggregations: Sequence[Aggregation],
-        strategy: Strategy | None = None) -> DataFrame:
-    """Plan and build the query (lazily: nothing runs until an action)."""
-    chosen = make_plan(events, window, aggregations, strategy)
+        strategy: str | None = None) -> DataFrame:
+    """Describe the query to the planner, plan it, and build its Spark plan (lazily:
+    nothing runs until an action)."""
+    chosen = make_plan(describe_query(events, window), window, aggregations, strategy)
     observation = Observation(f"wisp_{next(_COUNTER)}")
-    module_name, _, function = chosen.builder.partition(":")
-    build = getattr(importlib.import_module(f"wisp.engine.{module_name}"), function)
-    result: DataFrame = build(chosen, observation)
-    _RUNS[result] = Run(chosen, observation)
+    query = Query(events, window, observation, event_tables(window))
+    for resolved in chosen.aggregations:
+        query.output_type(resolved)  # a udaf's declared type must parse
+    result = build(chosen, query)
+    _RUNS[result] = Run(chosen, events, observation)
     return result
 
 
@@ -90,7 +95,7 @@ def explain(result: DataFrame) -> str:
     strategy that runs a Python worker, also a session setting that would speed it up."""
     plan = _run_of(result).plan
     text = describe(plan)
-    advice = None if plan.builder.startswith("native:") else arrow_batch_advice(
+    advice = None if not plan.python else arrow_batch_advice(
         result.sparkSession)
     if advice is not None:
         text += f"\nTuning: {advice}"

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from oracle_dynamic import clock_times, first_violation
 from tables import assert_same_rows
 
-from wisp.engine.arrow import AggregateJob, key_runs
-from wisp.engine.dynamic import END, OBSOLETE, START, TIME, BoundJob, DynamicKernel
 from wisp.kernels import dynamic as dk
 from wisp.plan.dynamic import ClockTicks
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.batches import key_runs
+from wisp.runtime.dynamic import END, OBSOLETE, START, TIME, BoundJob, DynamicKernel
 
 CLOSED = ["both", "left", "right", "neither"]
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wisp as ws
-from wisp.engine.arrow import AggregateJob
-from wisp.engine.periods import HIDDEN_NEWEST, TickKernel
 from wisp.kernels import periods as kf
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.periods import HIDDEN_NEWEST, TickKernel
 from wisp.spec import calendar
 from wisp.spec.windows import daily
 

@@ -12,9 +12,11 @@ import pyarrow.compute as pc
 import pytest
 from tables import assert_same_rows
 
-from wisp.engine.arrow import AggregateJob, key_runs
-from wisp.engine.intervals import HORIZON_END, HORIZON_START, IntervalKernel
-from wisp.plan.intervals import IntervalWindow
+from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.batches import key_runs
+from wisp.runtime.hopping import HORIZON_END, HORIZON_START
+from wisp.runtime.interval_kernels import interval_kernel
 
 SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                     ("window_end", pa.int64()), ("time", pa.int64()),
@@ -41,8 +43,8 @@ def events(keys: int, seed: int) -> pa.Table:
                                                    (7, 3, 5), (50, 1, 0)])
 def test_keys_together_equal_keys_alone(size: int, hop: int, align: int) -> None:
     table = events(3000, size + hop)
-    kernel = IntervalKernel(("k",), "t", None, "integer", 0,
-                            IntervalWindow("hopping", size, hop, align), JOBS, SCHEMA)
+    kernel = interval_kernel(("k",), "t", None, "integer", 0,
+                             HoppingWindows(size, hop, align), JOBS, SCHEMA)
     assert kernel.keys_together
     together = pa.Table.from_batches(list(kernel(iter(table.to_batches(5_000)))))
     alone = pa.Table.from_batches(
@@ -59,8 +61,8 @@ def test_keys_far_apart_run_one_at_a_time() -> None:
     table = pa.table({"k": np.array([0, 0, 1, 2, 2], dtype=np.int64),
                       "t": np.array([-far, far, 3, 7, 12], dtype=np.int64),
                       "v": np.arange(5, dtype=np.float64)})
-    kernel = IntervalKernel(("k",), "t", None, "integer", 0,
-                            IntervalWindow("hopping", 10, 5, 0), JOBS, SCHEMA)
+    kernel = interval_kernel(("k",), "t", None, "integer", 0,
+                             HoppingWindows(10, 5, 0), JOBS, SCHEMA)
     times = np.asarray(table.column("t"))
     assert kernel.slot_offsets(times, times + 1, np.array([0, 2, 3, 5], dtype=np.int64)) is None
     together = pa.Table.from_batches(list(kernel(iter(table.to_batches()))))
@@ -71,9 +73,9 @@ def test_keys_far_apart_run_one_at_a_time() -> None:
     assert together.sort_by(order).equals(alone.sort_by(order))
 
 
-@pytest.mark.parametrize("window", [IntervalWindow("snapshot"), IntervalWindow("count", n=3),
-                                    IntervalWindow("hopping", 100, 30, -7),
-                                    IntervalWindow("hopping", 100, 30, -7, output="changes")])
+@pytest.mark.parametrize("window", [SnapshotWindows(), CountWindows(3),
+                                    HoppingWindows(100, 30, -7),
+                                    HoppingWindows(100, 30, -7, output="changes")])
 @pytest.mark.parametrize("open_share", [None, 0.0, 0.002])
 def test_interval_events_keys_together_equal_keys_alone(window: IntervalWindow,
                                                         open_share: float | None) -> None:
@@ -94,8 +96,8 @@ def test_interval_events_keys_together_equal_keys_alone(window: IntervalWindow,
         table = table.append_column(HORIZON_START, pa.array(newest, pa.int64()))
         table = table.append_column(HORIZON_END, pa.array(
             [pc.max(table.column("e")).as_py()] * table.num_rows, pa.int64()))
-    kernel = IntervalKernel(("k",), "t", "e" if intervals else None, "integer", 0, window,
-                            JOBS, SCHEMA)
+    kernel = interval_kernel(("k",), "t", "e" if intervals else None, "integer", 0, window,
+                             JOBS, SCHEMA)
     assert kernel.keys_together
     together = pa.Table.from_batches(list(kernel(iter(table.to_batches(5_000)))))
     alone = pa.Table.from_batches(
@@ -117,8 +119,8 @@ def test_time_weighted_means_of_keys_together_equal_keys_alone(output: str) -> N
                         ("window_end", pa.int64()), ("time", pa.int64()),
                         ("twm_v", pa.float64())])
     jobs = (AggregateJob("time_weighted_mean", "v", "float", pa.float64(), None),)
-    kernel = IntervalKernel(("k",), "t", "e", "integer", 0,
-                            IntervalWindow("hopping", 50, 20, 3, output=output), jobs, schema)
+    kernel = interval_kernel(("k",), "t", "e", "integer", 0,
+                             HoppingWindows(50, 20, 3, output=output), jobs, schema)
     assert kernel.keys_together
     together = pa.Table.from_batches(list(kernel(iter(table.to_batches(5_000)))))
     alone = pa.Table.from_batches(

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tables import assert_same_rows
 
-from wisp.engine.arrow import AggregateJob, key_runs
-from wisp.engine.sessions import SessionKernel
 from wisp.kernels import sessions as sk
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.batches import key_runs
+from wisp.runtime.sessions import SessionKernel
 
 LONG = 2**63 - 1
 run = st.lists(st.tuples(st.integers(-40, 40), st.sampled_from([0, 0, 1, 5, 30, None])),

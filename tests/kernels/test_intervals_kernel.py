@@ -16,10 +16,11 @@ from oracle import _sorted_by_key, assert_rows_match, sort_output
 from oracle_intervals import count_by_start_time, hopping, snapshot
 
 import wisp as ws
-from wisp.engine.arrow import AggregateJob
-from wisp.engine.intervals import HORIZON_END, HORIZON_START, IntervalKernel
 from wisp.kernels import intervals as iv
-from wisp.plan.intervals import IntervalWindow
+from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.hopping import HORIZON_END, HORIZON_START
+from wisp.runtime.interval_kernels import interval_kernel
 from wisp.spec.aggregates import Aggregation
 
 COLUMNS = ["k", "t", "e", "v", "i", "s", "seq"]
@@ -83,7 +84,7 @@ def run_kernel(rows: list[dict[str, Any]], *, interval: bool, key: list[str],
     fields = [pa.field(k, pa.string()) for k in key]
     fields += [pa.field(c, pa.int64()) for c in ("window_start", "window_end", "time")]
     fields += [pa.field(a.output_name, output_type(a)) for a in aggs]
-    kernel = IntervalKernel(
+    kernel = interval_kernel(
         keys=tuple(key), time="t", end="e" if interval else None, time_kind="integer",
         time_scale=0, window=window,
         aggregates=tuple(AggregateJob(a.fn, a.col, CLASSES.get(a.col or "", "none"),
@@ -155,7 +156,7 @@ def test_hopping_windows_match_oracle(case: tuple[int, int, int, list[dict[str, 
                                       key: list[str], interval: bool,
                                       aggs: list[Aggregation]) -> None:
     size, hop, align, rows = case
-    window = IntervalWindow("hopping", size=size, hop=hop, align=align, output="windows")
+    window = HoppingWindows(size=size, hop=hop, align=align, output="windows")
     actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=aggs)
     expected = hopping(rows, time="t", end="e" if interval else None, key=key, order=None,
                        columns=COLUMNS, size=size, hop=hop, align=align, output="windows",
@@ -186,7 +187,7 @@ def test_hopping_changes_match_oracle(case: tuple[int, int, int, list[dict[str, 
     # small integer values: results are exact, so "equal results merge" is decided the
     # same way by both sides
     size, hop, align, rows = case
-    window = IntervalWindow("hopping", size=size, hop=hop, align=align, output="changes")
+    window = HoppingWindows(size=size, hop=hop, align=align, output="changes")
     actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=aggs)
     expected = hopping(rows, time="t", end="e" if interval else None, key=key, order=None,
                        columns=COLUMNS, size=size, hop=hop, align=align, output="changes",
@@ -199,7 +200,7 @@ def test_hopping_changes_match_oracle(case: tuple[int, int, int, list[dict[str, 
        aggs=st.sampled_from([AGGS, SUMMABLE]))
 def test_snapshot_matches_oracle(rows: list[dict[str, Any]], key: list[str],
                                  interval: bool, aggs: list[Aggregation]) -> None:
-    window = IntervalWindow("snapshot")
+    window = SnapshotWindows()
     actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=aggs)
     expected = snapshot(rows, time="t", end="e" if interval else None, key=key, order=None,
                         columns=COLUMNS, aggs=aggs)
@@ -212,7 +213,7 @@ def test_snapshot_matches_oracle(rows: list[dict[str, Any]], key: list[str],
 def test_count_by_start_time_matches_oracle(rows: list[dict[str, Any]], key: list[str],
                                             interval: bool, n: int, use_order: bool) -> None:
     order = "seq" if use_order else None
-    window = IntervalWindow("count", n=n)
+    window = CountWindows(n)
     actual = run_kernel(rows, interval=interval, key=key, window=window, aggs=AGGS,
                         order=order)
     expected = count_by_start_time(rows, time="t", end="e" if interval else None, key=key,

@@ -16,26 +16,27 @@ from oracle_spl import simulate
 import wisp as ws
 from wisp.kernels import policies as k
 from wisp.kernels import runs as kr
+from wisp.spec.policies import Policy
 
 SPECS = ("count", "time", "delta")
 
 
 def policies(kind: str, size: int, d: float | int, shift: int,
-             unit: float | int = 1) -> tuple[Any, k.Policy]:
+             unit: float | int = 1) -> tuple[Any, Policy]:
     """The same policy as a spec (for the oracle) and resolved (for the kernel); the
-    delta attribute is column "a", index 0; time policies in multiples of `unit`."""
+    delta attribute is column "a"; time policies in multiples of `unit`."""
     if kind == "count":
-        return ws.Count(size), k.Policy("count", n=size)
+        return ws.Count(size), ws.Count(size)
     if kind == "time":
         return (ws.Time(size * unit, align=shift * unit),
-                k.Policy("time", t=size * unit, align=shift * unit))
-    return ws.Delta("a", d), k.Policy("delta", attr=0, d=d)
+                ws.Time(size * unit, align=shift * unit))
+    return ws.Delta("a", d), ws.Delta("a", d)
 
 
-def tumbling_policy(kind: str, size: int, d: int, shift: int) -> tuple[Any, k.Policy]:
+def tumbling_policy(kind: str, size: int, d: int, shift: int) -> tuple[Any, Policy]:
     """`policies`, and the punctuation policy on column "p"."""
     if kind == "punctuation":
-        return ws.Punctuation("p"), k.Policy("punctuation")
+        return ws.Punctuation("p"), ws.Punctuation("p")
     return policies(kind, size, d, shift)
 
 
@@ -81,7 +82,7 @@ def test_sliding_matches_simulation(rows: list[tuple[int, int]], evict: str, tri
     spec_t, pol_t = policies(trigger, size_t, d_t_value, shift, unit)
     window = ws.Sliding(spec_e, spec_t, partial=partial)
     got = k.sliding(np.array(times, dtype=np.float64 if float_time else np.int64),
-                    [np.array(attrs, dtype=np.float64 if float_attr else np.int64)],
+                    {"a": np.array(attrs, dtype=np.float64 if float_attr else np.int64)},
                     pol_e, pol_t, partial)
     assert decode(got) == expected(times, attrs, window)
 
@@ -99,7 +100,7 @@ def test_tumbling_matches_simulation(rows: list[tuple[int, int]], kind: str, siz
     attrs = [a for _, a in rows]
     marks = flags[:len(rows)]
     spec, policy = tumbling_policy(kind, size, d, shift)
-    got = k.tumbling(np.array(times, dtype=np.int64), [np.array(attrs, dtype=np.int64)],
+    got = k.tumbling(np.array(times, dtype=np.int64), {"a": np.array(attrs, dtype=np.int64)},
                      np.array(marks, dtype=bool), policy, partial)
     assert decode(got) == expected(times, attrs, ws.Tumbling(spec, partial=partial), marks)
 
@@ -168,7 +169,7 @@ def test_sliding_restarts_at_every_run(groups: list[list[tuple[int, int]]], evic
     spec_t, pol_t = policies(trigger, size_t, d_t, shift, unit)
     window = ws.Sliding(spec_e, spec_t, partial=partial)
     got = k.sliding(np.array(ticks, dtype=np.float64 if float_time else np.int64),
-                    [np.array(attrs, dtype=np.int64)], pol_e, pol_t, partial,
+                    {"a": np.array(attrs, dtype=np.int64)}, pol_e, pol_t, partial,
                     np.array(runs, dtype=np.int64))
     want = [expected(ticks[a:b], attrs[a:b], window) for a, b in itertools.pairwise(runs)]
     assert decode_runs(got, runs) == want
@@ -184,7 +185,7 @@ def test_tumbling_restarts_at_every_run(groups: list[list[tuple[int, int]]], kin
     times, attrs, runs = concatenated(groups)
     marks = flags[:len(times)]
     spec, policy = tumbling_policy(kind, size, d, shift)
-    got = k.tumbling(np.array(times, dtype=np.int64), [np.array(attrs, dtype=np.int64)],
+    got = k.tumbling(np.array(times, dtype=np.int64), {"a": np.array(attrs, dtype=np.int64)},
                      np.array(marks, dtype=bool), policy, partial,
                      np.array(runs, dtype=np.int64))
     window = ws.Tumbling(spec, partial=partial)
@@ -199,7 +200,7 @@ def test_time_firings_of_a_run_near_the_int64_limits() -> None:
     big = np.iinfo(np.int64).max
     now = np.array([-big - 1, (1 << 62) - 5], dtype=np.int64)
     t = 1 << 62
-    fired, runs = k.time_firings(now, np.array([0, 2], dtype=np.int64), k.Policy("time", t=t))
+    fired, runs = k.time_firings(now, np.array([0, 2], dtype=np.int64), ws.Time(t))
     assert fired.tolist() == [-(1 << 63), -(1 << 62), 0, 1 << 62]
     assert runs.tolist() == [0, 0, 0, 0]
 
@@ -236,8 +237,7 @@ def test_time_eviction_on_every_arrival(groups: list[list[int]], t: int,
     times, _, runs = concatenated([[(time, 0) for time in group] for group in groups])
     ticks = np.array(times, dtype=np.int64)
     run_starts = np.array(runs, dtype=np.int64)
-    got = k.sliding(ticks, [], k.Policy("time", t=t), k.Policy("count", n=1), False,
-                    run_starts)
+    got = k.sliding(ticks, {}, ws.Time(t), ws.Count(1), False, run_starts)
     assert (k._recent_in_order(ticks, run_starts, t) is not None) == (
         in_order or all(a <= b for group in groups for a, b in itertools.pairwise(group)))
     window = ws.Sliding(ws.Time(t), ws.Count(1))

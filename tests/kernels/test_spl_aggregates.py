@@ -17,11 +17,15 @@ from oracle_spl import spl_window
 from pyspark.sql import types as T
 
 import wisp as ws
-from wisp.engine.arrow import AggregateJob, arrow_type
-from wisp.engine.policies import SplKernel
-from wisp.plan.aggregations import output_type, value_class
-from wisp.plan.policies import ResolvedPolicy, SplDetails
+from wisp.engine.describe import column_type, spark_output_type
+from wisp.engine.layout import arrow_type
+from wisp.plan.aggregations import output_type
+from wisp.plan.nodes import ResolvedAggregation
+from wisp.plan.source import value_class
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.policies import SplKernel
 from wisp.spec.aggregates import Aggregation
+from wisp.spec.policies import Delta, Policy
 
 TYPES = {"v": T.DoubleType(), "i": T.LongType(), "s": T.StringType()}
 AGGREGATIONS: list[Aggregation] = [
@@ -36,20 +40,25 @@ AGGREGATIONS: list[Aggregation] = [
 
 def job(agg: Aggregation) -> AggregateJob:
     data_type = TYPES.get(agg.col) if agg.col else None
+    kind = column_type(data_type) if data_type is not None else None
+    schema = T.StructType([T.StructField(name, t) for name, t in TYPES.items()])
+    resolved = ResolvedAggregation(agg, kind, output_type(agg, kind), value_class(kind))
     # a udaf's DDL type needs a session to parse: the one used here is a long
-    out = T.LongType() if agg.fn == "udaf" else output_type(agg, data_type)
-    return AggregateJob(agg.fn, agg.col, value_class(data_type), arrow_type(out), agg.func)
+    out = T.LongType() if agg.fn == "udaf" else spark_output_type(resolved, schema)
+    return AggregateJob(agg.fn, agg.col, value_class(kind), arrow_type(out), agg.func)
 
 
-def resolved(kind: str, size: int, d: float) -> tuple[Any, ResolvedPolicy]:
+def resolved(kind: str, size: int, d: float) -> Policy:
+    """The policy, resolved: `Time` in ticks of the integer time column, `Delta` on the
+    float column "a"."""
     if kind == "count":
-        return ws.Count(size), ResolvedPolicy("count", n=size)
+        return ws.Count(size)
     if kind == "time":
-        return ws.Time(size), ResolvedPolicy("time", t=size)
-    return ws.Delta("a", d), ResolvedPolicy("delta", attr="a", attr_kind="float", d=d)
+        return ws.Time(size)
+    return ws.Delta("a", d)
 
 
-def run_kernel(rows: list[dict[str, Any]], details: SplDetails,
+def run_kernel(rows: list[dict[str, Any]], evict: Policy, trigger: Policy, partial: bool,
                keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """The kernel over `rows` (sorted by key and arrival order), in batches of 5 rows."""
     key_fields = [pa.field(name, pa.string()) for name in keys]
@@ -60,10 +69,10 @@ def run_kernel(rows: list[dict[str, Any]], details: SplDetails,
     fields = [*key_fields, pa.field("window_start", pa.int64()),
               pa.field("window_end", pa.int64()), pa.field("time", pa.int64())]
     fields += [pa.field(a.output_name, job(a).output_type) for a in AGGREGATIONS]
-    kernel = SplKernel(keys, "t", "integer", 0, details, (("a", "float"),)
-                       if "delta" in (details.evict.kind,
-                                      details.trigger.kind if details.trigger else "")
-                       else (), tuple(job(a) for a in AGGREGATIONS), pa.schema(fields))
+    delta = isinstance(evict, Delta) or isinstance(trigger, Delta)
+    kernel = SplKernel(keys, "t", "integer", 0, "sliding", evict, trigger, partial,
+                       (("a", "float"),) if delta else (),
+                       tuple(job(a) for a in AGGREGATIONS), pa.schema(fields))
     out: list[dict[str, Any]] = []
     for batch in kernel(iter(table.to_batches(max_chunksize=5))):
         out.extend(batch.to_pylist())
@@ -106,11 +115,10 @@ def test_sliding_aggregates_match_oracle(rows: list[dict[str, Any]], evict: str,
         rows = sorted(rows, key=lambda r: r["t"])
     for i, row in enumerate(rows):
         row["seq"] = i
-    spec_e, pol_e = resolved(evict, size_e, d_e)
-    spec_t, pol_t = resolved(trigger, size_t, d_t)
+    spec_e = resolved(evict, size_e, d_e)
+    spec_t = resolved(trigger, size_t, d_t)
     window = ws.Sliding(spec_e, spec_t, partial=partial)
-    details = SplDetails("sliding", pol_e, pol_t, partial, ("seq",))
-    actual = sort_output(run_kernel(rows, details), [])
+    actual = sort_output(run_kernel(rows, spec_e, spec_t, partial), [])
     expected = sort_output(spl_window(rows, time="t", key=[], order="seq",
                                       columns=["t", "a", "v", "i", "s", "seq"],
                                       window=window, aggs=AGGREGATIONS), [])
@@ -133,11 +141,10 @@ def test_several_keys_at_once_match_oracle(rows: list[dict[str, Any]], keys: lis
     for i, (row, key) in enumerate(zip(rows, keys, strict=False)):
         row.update(seq=i, k=key)
     rows = sorted(rows, key=lambda r: (r["k"], r["seq"]))
-    spec_e, pol_e = resolved(evict, size_e, d_e)
-    spec_t, pol_t = resolved(trigger, size_t, d_t)
+    spec_e = resolved(evict, size_e, d_e)
+    spec_t = resolved(trigger, size_t, d_t)
     window = ws.Sliding(spec_e, spec_t, partial=partial)
-    details = SplDetails("sliding", pol_e, pol_t, partial, ("seq",))
-    actual = sort_output(run_kernel(rows, details, ("k",)), ["k"])
+    actual = sort_output(run_kernel(rows, spec_e, spec_t, partial, ("k",)), ["k"])
     expected = sort_output(spl_window(rows, time="t", key=["k"], order="seq",
                                       columns=["k", "t", "a", "v", "i", "s", "seq"],
                                       window=window, aggs=AGGREGATIONS), ["k"])

@@ -10,8 +10,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from wisp.engine.arrow import AggregateJob, FrameKernel, key_runs
-from wisp.plan.nodes import Frame, RangeFrame, RowsFrame
+from wisp.plan.frames import Frame, RangeFrame, RowsFrame
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.batches import key_runs
+from wisp.runtime.frames import FrameKernel
 
 SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                     ("window_end", pa.int64()), ("time", pa.int64()),

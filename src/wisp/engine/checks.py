@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from ..binding import Events
 from ..errors import WispInputError
-from ..events import Events
 from .columns import is_missing_time
 
 

@@ -6,7 +6,8 @@ from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..events import Events, TimeColumn
+from ..binding import Events, TimeColumn
+from ..runtime.codec import tick_range_message as tick_range_message  # for engine/snapping.py
 
 
 def col(name: str) -> Column:
@@ -43,13 +44,6 @@ def fail_where(df: DataFrame, condition: Column, message: str | Column) -> DataF
     the first row where `condition` holds: bad data is never dropped silently."""
     text = F.lit(message) if isinstance(message, str) else message
     return df.filter(F.when(condition, F.raise_error(text)).otherwise(F.lit(True)))
-
-
-def tick_range_message(time: str) -> str:
-    """The error of a window whose bound would leave the 64-bit tick range."""
-    return (f"wisp: a window bound of the time column {time!r} leaves the 64-bit tick "
-            "range (a time too close to its limits for this window; for a decimal time, "
-            "cast to a decimal with fewer decimal places)")
 
 
 def grid_floor(ticks: Column, phase: int, step: int) -> Column:

@@ -1,6 +1,7 @@
 """The Spark-side shape every kernel strategy shares: events partitioned by key and
-sorted, the result schema (key columns, window_start, window_end, time, aggregations),
-and the picklable description of each aggregation for the executors."""
+sorted, the result schema (key columns, window_start, window_end, time, aggregations)
+and its Arrow types, and the picklable description of each aggregation for the
+executors (`runtime.aggregate.AggregateJob`)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from collections.abc import Sequence
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_type
 
-from ..events import Events
+from ..binding import Events
 from ..plan.nodes import Plan, ResolvedAggregation
-from ..plan.planner import sorts_in_worker
-from . import sorting
-from .arrow import AggregateJob, arrow_type
+from ..runtime import sorting
+from ..runtime.aggregate import AggregateJob
 from .columns import col, output_time_type
+from .describe import sorts_in_worker, spark_output_type
 
 
 def by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str]) -> DataFrame:
@@ -69,16 +71,29 @@ def bound_fields(events: Events) -> list[T.StructField]:
 def output_fields(events: Events, aggregations: Sequence[ResolvedAggregation]
                   ) -> list[T.StructField]:
     """Key columns, window_start, window_end, time, then one field per aggregation."""
-    return bound_fields(events) + [T.StructField(r.name, r.output_type)
+    schema = events.df.schema
+    return bound_fields(events) + [T.StructField(r.name, spark_output_type(r, schema))
                                    for r in aggregations]
+
+
+def arrow_type(data_type: T.DataType) -> pa.DataType:
+    """The Arrow type the kernels read and write for a Spark type (timestamps in
+    microseconds, UTC for `timestamp`)."""
+    if isinstance(data_type, T.TimestampType):
+        return pa.timestamp("us", tz="UTC")
+    if isinstance(data_type, T.TimestampNTZType):
+        return pa.timestamp("us")
+    return to_arrow_type(data_type)
 
 
 def arrow_schema(fields: Sequence[T.StructField]) -> pa.Schema:
     return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields])
 
 
-def aggregate_jobs(plan: Plan) -> tuple[AggregateJob, ...]:
+def aggregate_jobs(plan: Plan, events: Events) -> tuple[AggregateJob, ...]:
+    """What the executors need of each aggregation."""
+    schema = events.df.schema
     return tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
-                              arrow_type(r.output_type), r.aggregation.func,
+                              arrow_type(spark_output_type(r, schema)), r.aggregation.func,
                               r.aggregation.lifetimes)
                  for r in plan.aggregations)

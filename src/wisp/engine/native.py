@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Observation, Window, WindowSpec
+from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 
-from ..events import Events, TimeColumn
-from ..plan.intervals import Buckets
-from ..plan.nodes import Plan, ResolvedAggregation, RowsFrame
-from ..plan.periods import Periods
+from ..binding import Events, TimeColumn
+from ..plan.frames import NativeFramesPlan, RunningPlan
+from ..plan.intervals import BucketsPlan
+from ..plan.nodes import ResolvedAggregation
+from ..plan.periods import PeriodsPlan
+from ..plan.policies import BatchesPlan
+from ..runtime.codec import DAY, tick_range_message
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US
-from ..spec.windows import Tumbling
-from .arrow_codec import DAY
 from .columns import (
     col,
     fail_where,
@@ -19,9 +20,9 @@ from .columns import (
     guarded,
     or_fail,
     output_time_type,
-    tick_range_message,
     whole_input,
 )
+from .compiler import Query, compiles
 
 BUCKET = "__wisp_window_start"
 BATCH = "__wisp_batch"
@@ -40,7 +41,7 @@ NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "ma
 """Spark's own form of each aggregation the planner sends to a native strategy."""
 
 
-def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None) -> Column:
+def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None, query: Query) -> Column:
     """The aggregation as Spark's own, over `frame` (None: a grouped aggregate). A sum
     over no non-null value is 0, as wisp's sums are."""
     agg = resolved.aggregation
@@ -50,9 +51,10 @@ def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None) -> Colum
     expr = NATIVE_FORMS[agg.fn](value)
     if frame is not None:
         expr = expr.over(frame)
+    output_type = query.output_type(resolved)
     if agg.fn == "sum":
-        expr = F.coalesce(expr, F.lit(0).cast(resolved.output_type))
-    return expr.cast(resolved.output_type).alias(resolved.name)
+        expr = F.coalesce(expr, F.lit(0).cast(output_type))
+    return expr.cast(output_type).alias(resolved.name)
 
 
 def _over_events(df: DataFrame, events: Events, windowed: dict[str, Column],
@@ -71,18 +73,20 @@ def _hidden(index: int) -> str:
     return f"__wisp_value_{index}"
 
 
-def running(plan: Plan, observation: Observation) -> DataFrame:
+@compiles(RunningPlan)
+def running(plan: RunningPlan, query: Query) -> DataFrame:
     """Cumulative aggregation with a ROWS UNBOUNDED PRECEDING frame ordered by time and
     the tie-break columns: one output per input row."""
-    events = plan.events
-    df = guarded(events, observation)
+    events = query.events
+    df = guarded(events, query.observation)
     time = col(events.time.name)
     ordering = [time.asc_nulls_first()] + [col(c).asc_nulls_first() for c in plan.tie_break]
     spec = Window.partitionBy(*[col(k) for k in events.key]) if events.key else Window
     frame = spec.orderBy(*ordering).rowsBetween(Window.unboundedPreceding, Window.currentRow)
     time_type = output_time_type(events.time)
     windowed = {FIRST: F.first(time).over(frame),
-                **{_hidden(i): _aggregate(r, frame) for i, r in enumerate(plan.aggregations)}}
+                **{_hidden(i): _aggregate(r, frame, query)
+                   for i, r in enumerate(plan.aggregations)}}
     return _over_events(df, events, windowed, [
         *[col(k) for k in events.key],
         col(FIRST).cast(time_type).alias("window_start"),
@@ -92,17 +96,18 @@ def running(plan: Plan, observation: Observation) -> DataFrame:
     ])
 
 
-def frames(plan: Plan, observation: Observation) -> DataFrame:
+@compiles(NativeFramesPlan)
+def frames(plan: NativeFramesPlan, query: Query) -> DataFrame:
     """A narrow `Rows` window that contains its anchor (`first <= 0 <= last`) with
     Spark's own sliding ROWS frame, ordered by time and the tie-break columns: one output
     per anchor (only complete windows unless partial). `window_start`/`window_end` are
     the times of the frame's first and last events: the time `-first` rows back (or the
     key's first time when the frame is clipped) and `last` rows ahead (or the key's last
     time)."""
-    events = plan.events
-    frame = plan.details
-    assert isinstance(frame, RowsFrame) and frame.first <= 0 <= frame.last
-    df = guarded(events, observation)
+    events = query.events
+    frame = plan.frame
+    assert frame.first <= 0 <= frame.last
+    df = guarded(events, query.observation)
     time = col(events.time.name)
     ordering = [time.asc_nulls_first()] + [col(c).asc_nulls_first() for c in plan.tie_break]
     spec = (Window.partitionBy(*[col(k) for k in events.key]) if events.key else Window
@@ -124,7 +129,7 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
     if clip_end:
         windowed[LAST] = F.max(time).over(
             spec.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-    windowed.update({_hidden(i): _aggregate(r, sliding)
+    windowed.update({_hidden(i): _aggregate(r, sliding, query)
                      for i, r in enumerate(plan.aggregations)})
     before = col(BEFORE) if frame.first < 0 else time
     after = col(AFTER) if frame.last > 0 else time
@@ -145,28 +150,27 @@ def frames(plan: Plan, observation: Observation) -> DataFrame:
         "__wisp_before", "__wisp_after")
 
 
-def batches(plan: Plan, observation: Observation) -> DataFrame:
+@compiles(BatchesPlan)
+def batches(plan: BatchesPlan, query: Query) -> DataFrame:
     """`Tumbling(Count(n))` over tuples arriving in time order (ties by the tie-break
     columns): each key's tuples numbered by row_number, then one hash aggregation by
     (key, (number - 1) div n), on the partitioning the numbering left (no second
     shuffle). `window_start` = the batch's first time, `window_end` = `time` = its last
     (both inclusive; the n-th tuple fires the window); a last batch of fewer than n
     tuples is kept only when `partial`."""
-    events = plan.events
-    n: int = plan.details
-    window = plan.window
-    assert isinstance(window, Tumbling)
+    events = query.events
+    n = plan.n
     keys = [col(k) for k in events.key]
     time = col(events.time.name)
     ordering = [time.asc_nulls_first()] + [col(c).asc_nulls_first() for c in plan.tie_break]
     arrival = (Window.partitionBy(*keys) if keys else Window).orderBy(*ordering)
     number = F.row_number().over(arrival) - F.lit(1)
-    numbered = guarded(events, observation).withColumn(BATCH, F.floor(number / F.lit(n)))
+    numbered = guarded(events, query.observation).withColumn(BATCH, F.floor(number / F.lit(n)))
     grouped = numbered.groupBy(*keys, col(BATCH)).agg(
         F.min(time).alias("__wisp_first"), F.max(time).alias("__wisp_last"),
         F.count(F.lit(1)).alias("__wisp_tuples"),
-        *[_aggregate(r, None) for r in plan.aggregations])
-    if not window.partial:
+        *[_aggregate(r, None, query) for r in plan.aggregations])
+    if not plan.partial:
         grouped = grouped.filter(col("__wisp_tuples") == F.lit(n))
     time_type = output_time_type(events.time)
     last = col("__wisp_last").cast(time_type)
@@ -193,20 +197,21 @@ def time_from_ticks(ticks: Column, time: TimeColumn) -> Column:
     return ticks
 
 
-def buckets(plan: Plan, observation: Observation) -> DataFrame:
+@compiles(BucketsPlan)
+def buckets(plan: BucketsPlan, query: Query) -> DataFrame:
     """Tumbling windows `[align + k*size, align + (k+1)*size)` over point events: each
     event's window start by floor-mod (correct before 1970), then one hash aggregation by
     (key, window start); `window_end` = `time` = start + size. Empty windows have no
     row. A window whose start or end would leave the 64-bit tick range (integer time
     within a window of its limits) fails the query with wisp's message."""
-    events = plan.events
-    window: Buckets = plan.details
-    df = guarded(events, observation)
+    events = query.events
+    window = plan
+    df = guarded(events, query.observation)
     beyond = tick_range_message(events.time.name)
     start = or_fail(grid_floor(time_ticks(events.time), window.align % window.size,
                                window.size), beyond).alias(BUCKET)
     grouped = df.groupBy(*[col(k) for k in events.key], start).agg(
-        *[_aggregate(r, None) for r in plan.aggregations])
+        *[_aggregate(r, None, query) for r in plan.aggregations])
     time_type = output_time_type(events.time)
     begin = col(BUCKET)
     end = time_from_ticks(or_fail(F.try_add(begin, F.lit(window.size)), beyond),
@@ -218,41 +223,42 @@ def buckets(plan: Plan, observation: Observation) -> DataFrame:
         *[col(r.name) for r in plan.aggregations])
 
 
-def _calendar_guarded(plan: Plan, observation: Observation) -> DataFrame:
+def _calendar_guarded(query: Query) -> DataFrame:
     """`guarded`, and a time outside the years the calendar covers fails the query with
     the calendar's own message."""
-    events = plan.events
+    events = query.events
     ticks = time_ticks(events.time)
     micros = ticks * F.lit(DAY) if events.time.kind == "date" else ticks
     outside = (micros < F.lit(CALENDAR_MIN_US)) | (micros > F.lit(CALENDAR_MAX_US))
     message = F.concat(F.lit("wisp: calendar ticks cover the years 0002..9998; found an "
                              "instant "), micros.cast("string"),
                        F.lit(" µs from the epoch outside them"))
-    return fail_where(guarded(events, observation), outside, message)
+    return fail_where(guarded(events, query.observation), outside, message)
 
 
-def _empty(resolved: ResolvedAggregation) -> Column:
+def _empty(resolved: ResolvedAggregation, query: Query) -> Column:
     """An aggregation's value over a period without events: 0 for count and sum, else
     null."""
     if resolved.aggregation.fn in ("count", "sum"):
-        return F.lit(0).cast(resolved.output_type)
-    return F.lit(None).cast(resolved.output_type)
+        return F.lit(0).cast(query.output_type(resolved))
+    return F.lit(None).cast(query.output_type(resolved))
 
 
-def periods(plan: Plan, observation: Observation) -> DataFrame:
+@compiles(PeriodsPlan)
+def periods(plan: PeriodsPlan, query: Query) -> DataFrame:
     """`Since` a fixed-length calendar tick, one row per tick: each event's closing tick
     `time + pmod(align - time, length)` (a time on a tick closes its own period), one
     hash aggregation by (key, tick), then the empty periods of each key up to the tick
     closing the newest event of the whole input, generated next to each non-empty
     period (sequence + explode, on one row per key and period). `window_start` = tick -
     length (exclusive), `window_end` = `time` = tick."""
-    events = plan.events
-    period: Periods = plan.details
+    events = query.events
+    period = plan
     keys = [col(k) for k in events.key]
     ticks = time_ticks(events.time)
     closing = ticks + F.pmod(F.lit(period.align) - ticks, F.lit(period.length))
-    grouped = _calendar_guarded(plan, observation).groupBy(*keys, closing.alias(TICK)).agg(
-        *[_aggregate(r, None) for r in plan.aggregations])
+    grouped = _calendar_guarded(query).groupBy(*keys, closing.alias(TICK)).agg(
+        *[_aggregate(r, None, query) for r in plan.aggregations])
     by_tick = (Window.partitionBy(*keys) if keys else Window).orderBy(col(TICK))
     length = F.lit(period.length)
     # the tick closing the newest time of the whole input
@@ -270,5 +276,5 @@ def periods(plan: Plan, observation: Observation) -> DataFrame:
         time_from_ticks(col(NEXT) - length, events.time).cast(time_type).alias(
             "window_start"),
         end.alias("window_end"), end.alias("time"),
-        *[F.when(own, col(r.name)).otherwise(_empty(r)).alias(r.name)
+        *[F.when(own, col(r.name)).otherwise(_empty(r, query)).alias(r.name)
           for r in plan.aggregations])

@@ -1,5 +1,5 @@
 """Hopping windows as panes: Spark pre-aggregates each key's events per pane with its
-own hash aggregation, then the interval kernel (`streaminsight.py`) merges the partial
+own hash aggregation, then the interval kernel (`runtime/hopping.py`) merges the partial
 results of the panes each window holds.
 
 Shape: `repartition(key)` (the one shuffle) + `groupBy(key, pane)` (partial counts,
@@ -25,24 +25,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..events import Events
-from ..plan.intervals import IntervalWindow, Panes
-from ..plan.nodes import Plan, ResolvedAggregation
-from .arrow import AggregateJob, arrow_type
-from .columns import col, grid_floor, or_fail, tick_range_message
-from .intervals import (
-    HORIZON_END,
-    HORIZON_START,
-    IntervalKernel,
-    interval_guarded,
-    needs_horizon,
-    with_horizon,
-)
-from .layout import arrow_schema, bound_fields, mapped_by_key
+from ..binding import Events
+from ..plan.intervals import HoppingWindows, PanesPlan
+from ..plan.nodes import ResolvedAggregation
+from ..runtime.aggregate import AggregateJob
+from ..runtime.codec import tick_range_message
+from ..runtime.hopping import HORIZON_END, HORIZON_START
+from ..runtime.interval_kernels import interval_kernel
+from .columns import col, grid_floor, or_fail
+from .compiler import Query, compiles
+from .intervals import interval_guarded, needs_horizon, with_horizon
+from .layout import arrow_schema, arrow_type, bound_fields, mapped_by_key
 from .native import time_from_ticks, time_ticks
 
 PANE = "__wisp_pane"
@@ -69,7 +66,8 @@ class Partial:
                             arrow_type(self.merged_type), None)
 
 
-def _partial(index: int, fn: str, r: ResolvedAggregation, taken: set[str]) -> Partial:
+def _partial(index: int, fn: str, r: ResolvedAggregation, taken: set[str],
+             output_type: T.DataType) -> Partial:
     """The partial `fn` ("count", "sum", "min" or "max") of `r`'s input column. A sum
     keeps its column's name where no key, time or bound column has it, so that an
     overflowing sum is reported as `sum(column)`."""
@@ -85,21 +83,21 @@ def _partial(index: int, fn: str, r: ResolvedAggregation, taken: set[str]) -> Pa
     if fn == "sum":
         return Partial(name, F.sum(value), "sum", "float", T.DoubleType())
     per_pane = F.min(value) if fn == "min" else F.max(value)
-    return Partial(name, per_pane, fn, r.value_class, r.output_type)
+    return Partial(name, per_pane, fn, r.value_class, output_type)
 
 
-def _partials(plan: Plan) -> tuple[list[Partial], list[Column]]:
+def _partials(plan: PanesPlan, query: Query) -> tuple[list[Partial], list[Column]]:
     """The partials every aggregation needs (each (fn, column) once), and each
     aggregation's result as a projection of the merged partials."""
     partials: dict[tuple[str, str | None], Partial] = {}
-    events = plan.events
+    events = query.events
     taken = {*events.key, events.time.name, "window_start", "window_end", "time",
              *([events.end, HORIZON_START, HORIZON_END] if events.end else [])}
 
     def merged(fn: str, r: ResolvedAggregation) -> Column:
         key = (fn, r.aggregation.col)
         if key not in partials:
-            partials[key] = _partial(len(partials), fn, r, taken)
+            partials[key] = _partial(len(partials), fn, r, taken, query.output_type(r))
         return col(partials[key].name)
 
     results = []
@@ -110,27 +108,27 @@ def _partials(plan: Plan) -> tuple[list[Partial], list[Column]]:
             result = F.when(count > 0, merged("sum", r).cast("double") / count)
         else:
             result = merged(fn, r)
-        results.append(result.cast(r.output_type).alias(r.name))
+        results.append(result.cast(query.output_type(r)).alias(r.name))
     return list(partials.values()), results
 
 
-def panes(plan: Plan, observation: Observation) -> DataFrame:
+@compiles(PanesPlan)
+def panes(plan: PanesPlan, query: Query) -> DataFrame:
     """Build the Spark plan of the panes strategy."""
-    events = plan.events
-    details: Panes = plan.details
-    window = details.window
+    events = query.events
+    window = plan.windows
     keys = [col(k) for k in events.key]
-    partials, results = _partials(plan)
+    partials, results = _partials(plan, query)
     # partitioned by key first: the aggregation by (key, pane) and the kernel's sort
     # then share one shuffle (pre-aggregating before a shuffle by (key, pane) would add
     # a second one, which costs more than it saves when panes hold about one event)
-    source = interval_guarded(events, observation)
+    source = interval_guarded(events, query.observation)
     source = source.repartition(*keys) if keys else source.repartition(1)
     per_pane = [p.per_pane.alias(p.name) for p in partials]
     if events.end is None:
         # a pane starting below the tick range starts windows that do too
-        pane = or_fail(grid_floor(time_ticks(events.time), window.align % details.width,
-                                  details.width), tick_range_message(events.time.name))
+        pane = or_fail(grid_floor(time_ticks(events.time), window.align % plan.width,
+                                  plan.width), tick_range_message(events.time.name))
         grouped = source.groupBy(*keys, pane.alias(PANE)).agg(*per_pane)
         bounds = [time_from_ticks(col(PANE), events.time).alias(events.time.name)]
         order = [events.time.name]
@@ -145,7 +143,7 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
     merged_input = grouped.select(*keys, *bounds, *[col(p.name) for p in partials])
     fields = bound_fields(events) + [T.StructField(p.name, p.merged_type)
                                      for p in partials]
-    kernel = IntervalKernel(
+    kernel = interval_kernel(
         keys=tuple(events.key), time=events.time.name, end=events.end,
         time_kind=events.time.kind, time_scale=events.time.scale, window=window,
         aggregates=tuple(p.job for p in partials), schema=arrow_schema(fields))
@@ -155,7 +153,7 @@ def panes(plan: Plan, observation: Observation) -> DataFrame:
                                  *results)
 
 
-def lifetime_class(events: Events, window: IntervalWindow) -> list[Column]:
+def lifetime_class(events: Events, window: HoppingWindows) -> list[Column]:
     """The grouping columns of interval events that belong to the same windows: the cell
     of the hop grid (phase `align + size`) holding the start, the cell (phase `align`)
     holding the last tick, and whether the end is open. A cell is named by its grid

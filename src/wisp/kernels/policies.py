@@ -1,10 +1,14 @@
 """Eviction and trigger policies of the sliding and policy-tumbling windows, per key.
 
 Input: one key's tuples in arrival order (`times` in ticks, and the values of the delta
-attributes). Output: the emitted firings, each with its time and the set of tuples in
-its window, described either as contiguous frames `[lo, hi)` over arrival positions
-(aggregated by `window_agg`) or, when eviction can remove tuples from the middle, as one
-range `[qlo[j], qhi[j])` of firing indices per tuple (aggregated by `stabbing.py`).
+attributes by column name), and the policies as the spec's own classes
+(`wisp.spec.policies`) resolved to ticks: `Count(n)`, `Time(t, align)` with `t` and
+`align` in ticks of the time column (`align` None: 0), `Delta(attr, d)` with `d` in ticks
+of the attribute `attr`, `Punctuation(col)` (its flags passed on their own). Output: the
+emitted firings, each with its time and the set of tuples in its window, described
+either as contiguous frames `[lo, hi)` over arrival positions (aggregated by
+`window_agg`) or, when eviction can remove tuples from the middle, as one range
+`[qlo[j], qhi[j])` of firing indices per tuple (aggregated by `stabbing.py`).
 
 Semantics (the binding rules, in wisp's words):
 
@@ -45,12 +49,14 @@ d" by binary lifting over a sparse table of maxima: O(n log n) time and memory.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..spec.policies import Count, Delta, Policy, Time
 from .runs import (
     counts_at_most,
     offsets,
@@ -65,20 +71,6 @@ from .runs import (
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 Ticks = npt.NDArray[Any]
-
-
-@dataclass(frozen=True)
-class Policy:
-    """A resolved policy: `kind` is "count", "time", "delta" or "punctuation"; `n` for
-    count; `t` (ticks) and `align` (ticks) for time; `attr` (index into the attribute
-    arrays) and `d` (ticks of the attribute) for delta and punctuation."""
-
-    kind: str
-    n: int = 0
-    t: int | float = 0
-    align: int | float = 0
-    attr: int = 0
-    d: int | float = 0
 
 
 @dataclass(frozen=True)
@@ -110,6 +102,16 @@ class Alive:
 Windows = Frames | Alive
 
 # ---------------------------------------------------------------- small primitives
+
+
+def ticks(value: object) -> int | float:
+    """A number of a policy resolved to ticks (`Time.t`, `Time.align`, `Delta.d`): an
+    integer or a float; an `align` of None is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"wisp: a policy resolved to ticks holds numbers, found {value!r}")
+    return value
 
 
 def exceeds(new: Ticks, old: Ticks, d: int | float) -> BoolArray:
@@ -151,10 +153,10 @@ def next_exceeding(values: Ticks, d: int | float, limit: IntArray | None = None)
     return pos
 
 
-def time_firings(now: Ticks, runs: IntArray, policy: Policy) -> tuple[Ticks, IntArray]:
+def time_firings(now: Ticks, runs: IntArray, policy: Time) -> tuple[Ticks, IntArray]:
     """Per run, `align + k*t` from the first at or after the run's first clock to the
     first at or after its newest (both included), and the run of each firing."""
-    t, align = policy.t, policy.align
+    t, align = ticks(policy.t), ticks(policy.align)
     first_now, last_now = now[runs[:-1]], now[runs[1:] - 1]
     if now.dtype.kind == "f":
         first = _grid_at_or_after(first_now, t, align)
@@ -195,7 +197,7 @@ def _empty(times: Ticks) -> Frames:
 # ----------------------------------------------------------------------- sliding
 
 
-def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
+def sliding(times: Ticks, attrs: Mapping[str, Ticks], evict: Policy, trigger: Policy,
             partial: bool, runs: IntArray | None = None) -> Windows:
     """The emitted firings of a sliding window over each run's tuples in arrival order.
 
@@ -210,9 +212,9 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
     if n == 0:
         return _empty(times)
     runs = one_run(n) if runs is None else runs
-    if (trigger.kind == "count" and trigger.n == 1 and evict.kind == "time"
-            and times.dtype.kind == "i" and isinstance(evict.t, int | np.integer)):
-        recent = _recent_in_order(times, runs, int(evict.t))
+    if (isinstance(trigger, Count) and trigger.n == 1 and isinstance(evict, Time)
+            and times.dtype.kind == "i" and isinstance(t := ticks(evict.t), int)):
+        recent = _recent_in_order(times, runs, t)
         if recent is not None:
             return recent
     run_of = run_index(runs)
@@ -220,39 +222,45 @@ def sliding(times: Ticks, attrs: list[Ticks], evict: Policy, trigger: Policy,
     now = running_max(times, runs)
     positions = np.arange(n, dtype=np.int64)
     arrival: IntArray
-    if trigger.kind == "count":
+    if isinstance(trigger, Count):
         arrival = positions[(positions - starts[run_of]) % trigger.n == trigger.n - 1]
         stage = 2 * arrival + 1
         fire_time = now[arrival]
         fire_run = run_of[arrival]
-    elif trigger.kind == "delta":
-        nxt = next_exceeding(attrs[trigger.attr], trigger.d, ends[run_of])
+    elif isinstance(trigger, Delta):
+        nxt = next_exceeding(attrs[trigger.attr], ticks(trigger.d), ends[run_of])
         arrival, fire_run = run_chains(nxt, runs)
         stage = 2 * arrival
         fire_time = now[arrival]
-    else:
+    elif isinstance(trigger, Time):
         fire_time, fire_run = time_firings(now, runs, trigger)
         arrival = run_search(now, runs, fire_time, fire_run, "right") - 1
         stage = 2 * arrival + 1
-    every_arrival = trigger.kind == "count" and trigger.n == 1
+    else:
+        raise ValueError(f"wisp: a sliding window's trigger is Count, Time or Delta, found "
+                         f"{trigger!r}")
+    every_arrival = isinstance(trigger, Count) and trigger.n == 1
     qlo = firings_before(stage, 2 * positions + 1, every_arrival)
     # the first firing of the later runs: no tuple lives into it
     cap = firings_before(stage, 2 * ends, every_arrival)[run_of]
     full_stage: IntArray | None = None
-    if evict.kind == "time":
-        qhi = _time_deaths(times, now, runs, evict.t, stage, arrival, fire_time,
-                           trigger.kind == "time", cap, every_arrival)
+    if isinstance(evict, Time):
+        qhi = _time_deaths(times, now, runs, ticks(evict.t), stage, arrival, fire_time,
+                           isinstance(trigger, Time), cap, every_arrival)
     else:
-        if evict.kind == "count":
+        if isinstance(evict, Count):
             killer = positions + evict.n
             full_stage = 2 * (starts + evict.n - 1) + 1  # n tuples inserted
-        else:
-            killer = next_exceeding(attrs[evict.attr], evict.d, ends[run_of])
+        elif isinstance(evict, Delta):
+            killer = next_exceeding(attrs[evict.attr], ticks(evict.d), ends[run_of])
             first_evict = np.minimum.reduceat(killer, starts)
             full_stage = np.where(first_evict < ends, 2 * first_evict + 1, 2 * n + 2)
+        else:
+            raise ValueError(f"wisp: a sliding window's eviction is Count, Time or Delta, "
+                             f"found {evict!r}")
         qhi = firings_before(stage, 2 * killer + 1, every_arrival)
     qhi = np.maximum(np.minimum(qhi, cap), qlo)
-    if full_stage is not None and not partial and trigger.kind != "time":
+    if full_stage is not None and not partial and not isinstance(trigger, Time):
         keep = stage >= full_stage[fire_run]
         kept_before = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
         qlo, qhi = kept_before[qlo], kept_before[qhi]
@@ -359,7 +367,7 @@ def _first_exceeding(clocks: Ticks, times: Ticks, t: int | float, low: IntArray,
 # ---------------------------------------------------------------------- tumbling
 
 
-def tumbling(times: Ticks, attrs: list[Ticks], punctuation: BoolArray | None,
+def tumbling(times: Ticks, attrs: Mapping[str, Ticks], punctuation: BoolArray | None,
              policy: Policy, partial: bool, runs: IntArray | None = None) -> Frames:
     """The emitted windows of a policy-tumbling window over each run's tuples.
 
@@ -377,17 +385,17 @@ def tumbling(times: Ticks, attrs: list[Ticks], punctuation: BoolArray | None,
     run_of = run_index(runs)
     starts = runs[:-1]
     now = running_max(times, runs)
-    if policy.kind == "time":
+    if isinstance(policy, Time):
         fire_time, fire_run = time_firings(now, runs, policy)
         hi = run_search(now, runs, fire_time, fire_run, "right")
         lo = _window_starts(hi, starts[fire_run])
         return Frames(fire_time, lo, hi, fire_run)
-    if policy.kind == "count":
+    if isinstance(policy, Count):
         counts = np.diff(runs) // policy.n
         ends = np.repeat(starts, counts) + policy.n * (offsets(counts) + 1)
         fired_by = ends - 1
-    elif policy.kind == "delta":
-        nxt = next_exceeding(attrs[policy.attr], policy.d, runs[1:][run_of])
+    elif isinstance(policy, Delta):
+        nxt = next_exceeding(attrs[policy.attr], ticks(policy.d), runs[1:][run_of])
         ends, _ = run_chains(nxt, runs)
         fired_by = ends
     else:

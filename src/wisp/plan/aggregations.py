@@ -1,95 +1,73 @@
-"""Aggregations resolved against the schema: input checks and output types."""
+"""Aggregations resolved against the input's description: input checks and output types."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import types as T
-
 from ..errors import WispUnsupportedError, bad_value, did_you_mean
-from ..events import Events
 from ..spec.aggregates import Aggregation
-from .nodes import ResolvedAggregation, ValueClass
+from .nodes import OutputType, ResolvedAggregation
+from .source import ColumnType, Source, value_class
 
 RESERVED = ("window_start", "window_end", "time")
-INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 NUMERIC_FNS = ("sum", "mean", "variance", "stddev", "time_weighted_mean")
 
 
-def value_class(data_type: T.DataType | None) -> ValueClass:
-    if data_type is None:
-        return "none"
-    if isinstance(data_type, INTEGRAL):
-        return "integer"
-    if isinstance(data_type, (T.FloatType, T.DoubleType)):
-        return "float"
-    if isinstance(data_type, T.BooleanType):
-        return "boolean"
-    if isinstance(data_type, T.DecimalType):
-        return "decimal"
-    if isinstance(data_type, T.AtomicType):
-        return "ordered"
-    return "other"
-
-
-def output_type(agg: Aggregation, data_type: T.DataType | None) -> T.DataType:
+def output_type(agg: Aggregation, input_type: ColumnType | None) -> OutputType:
+    """The output type of `agg` over a column of `input_type` (None: no column)."""
     fn = agg.fn
     if fn == "count":
-        return T.LongType()
+        return OutputType("long")
     if fn == "sum":
-        if isinstance(data_type, T.DecimalType):
-            return T.DecimalType(min(38, data_type.precision + 10), data_type.scale)
-        return T.LongType() if isinstance(data_type, INTEGRAL) else T.DoubleType()
+        if input_type is not None and input_type.family == "decimal":
+            return OutputType("decimal", min(38, input_type.precision + 10), input_type.scale)
+        return OutputType("long" if value_class(input_type) == "integer" else "double")
     if fn in ("mean", "variance", "stddev", "time_weighted_mean"):
-        return T.DoubleType()
+        return OutputType("double")
     if fn == "collect":
-        assert data_type is not None
-        return T.ArrayType(data_type, containsNull=False)
+        assert input_type is not None
+        return OutputType("array")
     if fn == "udaf":
         assert agg.returns is not None
-        try:
-            return T._parse_datatype_string(agg.returns)
-        except Exception as error:
-            raise bad_value("returns", "a Spark type as a DDL string such as 'double'",
-                            agg.returns) from error
-    assert data_type is not None
-    return data_type
+        return OutputType("declared", declared=agg.returns)
+    assert input_type is not None
+    return OutputType("input")
 
 
-def resolve(events: Events, aggregations: Sequence[Aggregation]) -> tuple[
+def resolve(source: Source, aggregations: Sequence[Aggregation]) -> tuple[
         ResolvedAggregation, ...]:
-    """Check every aggregation against the events' schema and give its output type."""
+    """Check every aggregation against the events' columns and give its output type."""
     if not aggregations:
         raise bad_value("aggregations", "at least one aggregation such as wisp.count()",
                         "none")
-    fields = {f.name: f.dataType for f in events.df.schema.fields}
+    fields = source.types()
     resolved: list[ResolvedAggregation] = []
-    taken = set(events.key) | set(RESERVED)
+    taken = set(source.key) | set(RESERVED)
     for agg in aggregations:
         if not isinstance(agg, Aggregation):
             raise bad_value("aggregations", "wisp aggregations such as wisp.sum('v')", agg)
-        data_type: T.DataType | None = None
+        input_type: ColumnType | None = None
         if agg.col is not None:
             if agg.col not in fields:
                 hint = did_you_mean(agg.col, fields).strip(" ()")
                 raise bad_value("col", f"a column of the DataFrame for {agg.fn}() "
                                 f"(columns: {', '.join(fields)})", agg.col, hint=hint)
-            data_type = fields[agg.col]
-        kind = value_class(data_type)
+            input_type = fields[agg.col]
+        kind = value_class(input_type)
         if agg.fn in NUMERIC_FNS and kind not in ("integer", "float", "decimal"):
-            assert data_type is not None
+            assert input_type is not None
             raise bad_value("col", f"a numeric column for {agg.fn}()",
-                            f"{data_type.simpleString()} column {agg.col!r}")
+                            f"{input_type.text} column {agg.col!r}")
         if agg.fn in ("min", "max") and kind == "other":
-            assert data_type is not None
+            assert input_type is not None
             raise bad_value("col", f"an orderable column for {agg.fn}()",
-                            f"{data_type.simpleString()} column {agg.col!r}")
+                            f"{input_type.text} column {agg.col!r}")
         name = agg.output_name
         if name in taken:
             raise bad_value("alias", "output names distinct from the key columns, "
                             "window_start, window_end, time and each other", name)
         taken.add(name)
-        resolved.append(ResolvedAggregation(agg, data_type, output_type(agg, data_type),
+        resolved.append(ResolvedAggregation(agg, input_type, output_type(agg, input_type),
                                             kind))
     return tuple(resolved)
 
@@ -130,3 +108,12 @@ def refuse_lifetimes(resolved: Sequence[ResolvedAggregation]) -> None:
                      else "udaf(..., lifetimes=True)")
             raise WispUnsupportedError(f"{label} needs interval-event windows "
                                        f"({INTERVAL_WINDOWS})")
+
+
+def check_strategy(resolved: tuple[ResolvedAggregation, ...], strategy: str | None,
+                   name: str, kind: str) -> None:
+    """The checks every kernel-only window kind shares: no clipped lifetimes, and no
+    strategy other than its own."""
+    refuse_lifetimes(resolved)
+    if strategy is not None and strategy != name:
+        raise bad_value("strategy", f"{name!r} for {kind} windows or None", strategy)

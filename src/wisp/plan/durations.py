@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..errors import bad_value
-from ..events import TimeColumn
 from ..spec.time import MICROS_PER_UNIT, duration_to_ticks, is_time_duration
+from .source import TimeColumn
 
 DAY = MICROS_PER_UNIT["d"]
 

@@ -3,14 +3,15 @@ window) families: frames around every anchor event."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import bad_value
-from ..events import Events
-from ..session import ARROW_BATCH_BYTES, arrow_batches_measured
-from ..spec.windows import Range, Rows, Window
+from ..spec.windows import Range, Rows
 from .aggregations import refuse_lifetimes
 from .durations import resolve_duration
-from .nodes import Frame, Plan, RangeFrame, ResolvedAggregation, RowsFrame, RunningFrame
-from .planner import kernel_shape, tie_break_columns
+from .nodes import Plan, ResolvedAggregation
+from .registry import NoWindow, rule
+from .source import ARROW_BATCH_BYTES, Inputs, Source, kernel_shape, tie_break_columns
 
 FRAME_STRATEGIES = ("native-running", "arrow-frames")
 NATIVE_ROWS_MAX = 32
@@ -23,6 +24,90 @@ NATIVE_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "order
               "min": ("integer", "float"), "max": ("integer", "float")}
 
 
+@dataclass(frozen=True)
+class RowsFrame:
+    """Positions `i + first .. i + last` around anchor `i`."""
+
+    first: int
+    last: int
+    partial: bool
+
+
+@dataclass(frozen=True)
+class RangeFrame:
+    """Times `[t + start, t + end]` around anchor time `t`, sides per `closed`."""
+
+    start: int | float
+    end: int | float
+    closed: str
+
+
+@dataclass(frozen=True)
+class RunningFrame:
+    """Everything of the key up to and including the anchor."""
+
+
+Frame = RowsFrame | RangeFrame | RunningFrame
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunningPlan(Plan):
+    """`native-running`: Spark's own window operator with a running frame."""
+
+    strategy = "native-running"
+    python = False
+
+    def how(self) -> str:
+        return ("Spark's window operator with a ROWS UNBOUNDED PRECEDING frame, "
+                "partitioned by key and ordered by time and the tie-break columns.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NativeFramesPlan(Plan):
+    """`native-frames`: Spark's own sliding ROWS frame, for narrow frames."""
+
+    frame: RowsFrame
+
+    strategy = "native-frames"
+    python = False
+
+    def how(self) -> str:
+        frame = self.frame
+        return (f"Spark's window operator with a ROWS BETWEEN {-frame.first} PRECEDING AND "
+                f"{frame.last} FOLLOWING frame, partitioned by key and ordered by time and "
+                "the tie-break columns (one shuffle and sort); window bounds by lag/lead"
+                f"{'' if frame.partial else ', complete windows kept by a filter'}.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FramesPlan(Plan):
+    """`arrow-frames`: the frame kernel over each key's sorted events."""
+
+    frame: Frame
+
+    strategy = "arrow-frames"
+
+    def how(self) -> str:
+        frame = self.frame
+        if isinstance(frame, RowsFrame):
+            bounds = (f"positions i{frame.first:+d}..i{frame.last:+d}, by index arithmetic"
+                      f"{'' if frame.partial else ', complete windows only'}")
+        elif isinstance(frame, RangeFrame):
+            bounds = "by binary search of t+start and t+end in the sorted times"
+        else:
+            bounds = "from the key's first event to the anchor"
+        streamed = ("one key's run at a time" if isinstance(frame, RunningFrame) else
+                    "each key's run streamed in chunks that keep only the events later "
+                    "windows need")
+        return (kernel_shape("key, time and tie-break") +
+                f" walks the sorted events, {streamed}: window bounds "
+                f"{bounds}; counts and integer sums by prefix differences; float sums and "
+                "means by prefix differences with their rounding errors recovered, each "
+                "frame's result kept when certified within 8 ulps; min/max, variance, "
+                "stddev and the uncertified sums by blocked prefix/suffix scans (O(n) for "
+                "fixed-width frames), which only add values inside each window.")
+
+
 def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> None:
     refuse_lifetimes(resolved)
     if strategy is not None and strategy not in FRAME_STRATEGIES:
@@ -30,44 +115,27 @@ def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> N
                         strategy)
 
 
-def _frames_plan(events: Events, window: Rows | Range | None, frame: Frame,
-                 resolved: tuple[ResolvedAggregation, ...], reason: str) -> Plan:
-    if isinstance(frame, RowsFrame):
-        bounds = (f"positions i{frame.first:+d}..i{frame.last:+d}, by index arithmetic"
-                  f"{'' if frame.partial else ', complete windows only'}")
-    elif isinstance(frame, RangeFrame):
-        bounds = "by binary search of t+start and t+end in the sorted times"
-    else:
-        bounds = "from the key's first event to the anchor"
-    streamed = ("each key's run streamed in chunks that keep only the events later "
-                "windows need" if frame is not None and not isinstance(frame, RunningFrame)
-                else "one key's run at a time")
-    how = (kernel_shape("key, time and tie-break") +
-           f" walks the sorted events, {streamed}: window bounds "
-           f"{bounds}; counts and integer sums by prefix differences; float sums and "
-           "means by prefix differences with their rounding errors recovered, each "
-           "frame's result kept when certified within 8 ulps; min/max, variance, stddev "
-           "and the uncertified sums by blocked prefix/suffix scans (O(n) for "
-           "fixed-width frames), which only add values inside each window.")
-    return Plan(events, window, resolved, "arrow-frames", reason, how, "arrow:frames",
-                tie_break_columns(events), frame)
+def _frames_plan(source: Source, window: object, frame: Frame,
+                 resolved: tuple[ResolvedAggregation, ...], reason: str) -> FramesPlan:
+    return FramesPlan(source=source, window=repr(window), aggregations=resolved,
+                      tie_break=tie_break_columns(source), reason=reason, frame=frame)
 
 
-def plan_rows(events: Events, window: Rows, resolved: tuple[ResolvedAggregation, ...],
+@rule(Rows)
+def plan_rows(inputs: Inputs, window: Rows, resolved: tuple[ResolvedAggregation, ...],
               strategy: str | None) -> Plan:
     _check(resolved, strategy)
     if strategy == "native-running":
         raise bad_value("strategy", "'arrow-frames' for Rows windows", strategy)
     frame = RowsFrame(window.first_index, window.last_index, window.partial)
-    if strategy is None and native_rows(events, frame, resolved):
-        return native_frames_plan(events, window, frame, resolved)
-    return _frames_plan(events, window, frame, resolved,
+    if strategy is None and native_rows(inputs, frame, resolved):
+        return native_frames_plan(inputs.source, window, frame, resolved)
+    return _frames_plan(inputs.source, window, frame, resolved,
                         "requested" if strategy == "arrow-frames" else _kernel_reason(
-                            events, frame, resolved))
+                            frame, resolved))
 
 
-def _kernel_reason(events: Events, frame: RowsFrame,
-                  resolved: tuple[ResolvedAggregation, ...]) -> str:
+def _kernel_reason(frame: RowsFrame, resolved: tuple[ResolvedAggregation, ...]) -> str:
     """Why a `Rows` frame (or the sliding window that is one) runs the kernel."""
     if frame.last - frame.first + 1 > NATIVE_ROWS_MAX:
         return ("Spark's sliding frames re-aggregate every frame (O(n*w)); the kernel "
@@ -80,30 +148,27 @@ def _kernel_reason(events: Events, frame: RowsFrame,
             "trip costs less than Spark's own sliding frame even for a window this narrow")
 
 
-def native_frames_plan(events: Events, window: Window, frame: RowsFrame,
-                       resolved: tuple[ResolvedAggregation, ...]) -> Plan:
+def native_frames_plan(source: Source, window: object, frame: RowsFrame,
+                       resolved: tuple[ResolvedAggregation, ...]) -> NativeFramesPlan:
     """Spark's own sliding ROWS frame, for a frame where `native_rows` holds."""
     width = frame.last - frame.first + 1
-    how = (f"Spark's window operator with a ROWS BETWEEN {-frame.first} PRECEDING AND "
-           f"{frame.last} FOLLOWING frame, partitioned by key and ordered by time and "
-           "the tie-break columns (one shuffle and sort); window bounds by lag/lead"
-           f"{'' if frame.partial else ', complete windows kept by a filter'}.")
-    return Plan(events, window, resolved, "native-frames",
-                f"the window holds at most {width} events (<= {NATIVE_ROWS_MAX}), every "
-                "aggregation has a native form, and the session measures every Arrow "
-                f"batch row by row ({ARROW_BATCH_BYTES} below its largest value): "
-                "re-aggregating so few values per row in Spark's own operator then costs "
-                "less than the round trip to an Arrow kernel", how, "native:frames",
-                tie_break_columns(events), frame)
+    return NativeFramesPlan(
+        source=source, window=repr(window), aggregations=resolved,
+        tie_break=tie_break_columns(source), frame=frame,
+        reason=f"the window holds at most {width} events (<= {NATIVE_ROWS_MAX}), every "
+        "aggregation has a native form, and the session measures every Arrow "
+        f"batch row by row ({ARROW_BATCH_BYTES} below its largest value): "
+        "re-aggregating so few values per row in Spark's own operator then costs "
+        "less than the round trip to an Arrow kernel")
 
 
-def native_rows(events: Events, frame: RowsFrame,
+def native_rows(inputs: Inputs, frame: RowsFrame,
                 resolved: tuple[ResolvedAggregation, ...]) -> bool:
     """Whether Spark's own sliding frame runs `frame`: a narrow frame with an exact
     native form (`_native_form`), on a session that measures every Arrow batch row by
     row. Without that measure the kernel costs less at every width measured (w = 10:
     0.66 s against 0.73 s on 1M events, 4.91 s against 6.53 s on 10M; BENCHMARKS.md)."""
-    return _native_form(frame, resolved) and arrow_batches_measured(events.df.sparkSession)
+    return _native_form(frame, resolved) and inputs.settings.arrow_batches_measured
 
 
 def _native_form(frame: RowsFrame, resolved: tuple[ResolvedAggregation, ...]) -> bool:
@@ -115,32 +180,33 @@ def _native_form(frame: RowsFrame, resolved: tuple[ResolvedAggregation, ...]) ->
     return all(r.value_class in NATIVE_FNS.get(r.aggregation.fn, ()) for r in resolved)
 
 
-def plan_range(events: Events, window: Range, resolved: tuple[ResolvedAggregation, ...],
+@rule(Range)
+def plan_range(inputs: Inputs, window: Range, resolved: tuple[ResolvedAggregation, ...],
                strategy: str | None) -> Plan:
     _check(resolved, strategy)
     if strategy == "native-running":
         raise bad_value("strategy", "'arrow-frames' for Range windows", strategy)
-    frame = RangeFrame(resolve_duration(window.start, events.time, "start"),
-                       resolve_duration(window.end, events.time, "end"), window.closed)
-    return _frames_plan(events, window, frame, resolved,
+    time = inputs.source.time
+    frame = RangeFrame(resolve_duration(window.start, time, "start"),
+                       resolve_duration(window.end, time, "end"), window.closed)
+    return _frames_plan(inputs.source, window, frame, resolved,
                         "Spark's sliding frames re-aggregate every frame (O(n*w)) and a "
                         "time frame's width in events is not known when planning; the "
                         "kernel costs O(n) to O(n log w) per key whatever the width")
 
 
-def plan_cumulative(events: Events, window: None, resolved: tuple[ResolvedAggregation, ...],
-                    strategy: str | None) -> Plan:
+@rule(NoWindow)
+def plan_cumulative(inputs: Inputs, window: NoWindow,
+                    resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
     _check(resolved, strategy)
     native_possible = all(r.aggregation.fn != "udaf" for r in resolved)
     if strategy == "native-running" and not native_possible:
         raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate", strategy)
     if strategy == "arrow-frames" or not native_possible:
-        return _frames_plan(events, None, RunningFrame(), resolved,
+        return _frames_plan(inputs.source, window, RunningFrame(), resolved,
                             "a user-defined aggregate must see the values, so a kernel "
                             "runs it" if not native_possible else "requested")
-    how = ("Spark's window operator with a ROWS UNBOUNDED PRECEDING frame, partitioned by "
-           "key and ordered by time and the tie-break columns.")
-    return Plan(events, None, resolved, "native-running",
-                "a running frame is incremental in Spark's own window operator: one shuffle "
-                "and sort by key and time, O(1) work per row", how, "native:running",
-                tie_break_columns(events), RunningFrame())
+    return RunningPlan(source=inputs.source, window=repr(window), aggregations=resolved,
+                       tie_break=tie_break_columns(inputs.source),
+                       reason="a running frame is incremental in Spark's own window "
+                       "operator: one shuffle and sort by key and time, O(1) work per row")

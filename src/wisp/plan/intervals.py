@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import ClassVar
 
 from ..errors import WispUnsupportedError, bad_value
-from ..events import Events, TimeColumn
 from ..spec.time import instant_to_micros
-from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling, Window
+from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling
 from .aggregations import GROUPED_FNS, grouped_blocker
 from .durations import DAY, resolve_duration
 from .nodes import Plan, ResolvedAggregation
-from .planner import kernel_shape, tie_break_columns
+from .registry import rule
+from .source import Inputs, Source, TimeColumn, kernel_shape, tie_break_columns
 
 STRATEGY = "arrow-intervals"
 BUCKETS = "native-buckets"
@@ -46,16 +47,28 @@ AGGREGATES = ("; counts and integer and decimal sums come from a difference arra
 
 @dataclass(frozen=True)
 class IntervalWindow:
-    """What the kernel needs to know about the window, in ticks of the time column.
+    """What the interval kernel needs to know about the window, in ticks of the time
+    column (days for date time). One subclass per kind; `kind` names it."""
 
-    kind: "hopping" (tumbling is hopping with `hop = size`), "snapshot" or "count"."""
+    kind: ClassVar[str] = ""
 
-    kind: str
-    size: int = 0
-    hop: int = 0
+    def sweep_words(self) -> str:
+        """How the kernel finds this kind's windows and members, for `explain`."""
+        raise NotImplementedError(type(self).__name__)
+
+
+@dataclass(frozen=True)
+class HoppingWindows(IntervalWindow):
+    """Windows `[origin + k*hop, origin + k*hop + size)` (tumbling: `hop = size`);
+    `output` "windows" (one row per non-empty window) or "changes" (one row per interval
+    over which the result is constant)."""
+
+    size: int
+    hop: int
     align: int = 0
     output: str = "windows"
-    n: int = 1
+
+    kind: ClassVar[str] = "hopping"
 
     @property
     def origin(self) -> int:
@@ -63,20 +76,114 @@ class IntervalWindow:
         their indices (`(start - origin) / hop`) fit in 64 bits."""
         return self.align % self.hop
 
+    def sweep_words(self) -> str:
+        if self.output == "changes":
+            return ("lifetimes are cut into runs of windows with the same members; each "
+                    "run's result is valid from the end of its first window to one hop "
+                    "after the end of its last; equal consecutive results merge")
+        return ("lifetimes are cut into runs of windows with the same members; each run is "
+                "aggregated once and written out once per window, up to the newest finite "
+                "time, then once for all later windows")
+
+
+@dataclass(frozen=True)
+class SnapshotWindows(IntervalWindow):
+    """One window per interval between consecutive distinct start/end points."""
+
+    kind: ClassVar[str] = "snapshot"
+
+    def sweep_words(self) -> str:
+        return ("the distinct start and end points cut the timeline into snapshots; each "
+                "event is a member of the snapshots between its start and end")
+
+
+@dataclass(frozen=True)
+class CountWindows(IntervalWindow):
+    """Window i holds the events starting from the i-th to the (i+n-1)-th distinct start
+    time."""
+
+    n: int
+
+    kind: ClassVar[str] = "count"
+
+    def sweep_words(self) -> str:
+        return (f"window i holds the events starting from the i-th to the (i+{self.n}-1)-th "
+                "distinct start time")
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntervalsPlan(Plan):
+    """`arrow-intervals`: the interval kernel over each key's lifetimes."""
+
+    windows: IntervalWindow
+
+    strategy = STRATEGY
+
+    def how(self) -> str:
+        return f"{SWEEP}: {self.windows.sweep_words()}{AGGREGATES}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BucketsPlan(Plan):
+    """`native-buckets`: a tumbling window over point events as one groupBy, windows
+    `[align + k*size, align + (k+1)*size)` in ticks of the time column (days for date
+    time)."""
+
+    size: int
+    align: int
+
+    strategy = BUCKETS
+    python = False
+
+    def how(self) -> str:
+        return ("Spark computes each event's window start (time - pmod(time - align, "
+                "size)) and aggregates by (key, window start) with its own hash "
+                "aggregation: no sort, no Python; window_end = time = window start + size.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PanesPlan(Plan):
+    """`panes`: hopping windows from per-pane partial aggregates. For point events the
+    panes `[align + k*width, align + (k+1)*width)` (`width` = gcd(size, hop)) tile every
+    window; interval events are grouped by the cells of the hop grid instead."""
+
+    windows: HoppingWindows
+    width: int
+
+    strategy = PANES
+
+    def how(self) -> str:
+        if self.source.end is None:
+            panes = (f"computes each event's pane start (time - pmod(time - align, "
+                     f"{self.width}): panes of gcd(size, hop) ticks)")
+            seen = "treats each pane as one point event"
+        else:
+            panes = (f"computes the cells of the {self.windows.hop}-tick hop grid holding "
+                     "each event's start and its last tick (max(end, time + 1) - 1), which "
+                     "decide its windows: a pane is the events of a key with the same two "
+                     "cells and the same openness")
+            seen = "treats each pane as one interval event [min(time), max(end))"
+        return (f"Spark partitions the events by key (one shuffle), {panes}, and aggregates "
+                "by (key, pane) with its own hash aggregation (partial counts, sums and "
+                "extremes); the panes are sorted (see Sorting), and the interval kernel "
+                f"{seen} and merges the partials of the panes each window holds (exact sums "
+                "of counts and integers, float sums, extremes of extremes; a mean is sum / "
+                "count).")
+
 
 ALSO = {"Tumbling": (BUCKETS, PANES), "Hopping": (PANES,)}
 """The strategies each kind may run on besides the interval kernel."""
 
 
-def _check(events: Events, strategy: str | None, kind: str) -> None:
+def _check(source: Source, strategy: str | None, kind: str) -> None:
     choices = (STRATEGY, *ALSO.get(kind, ()))
     if strategy is not None and strategy not in choices:
         raise bad_value("strategy", f"{', '.join(repr(s) for s in choices)} for {kind} "
                         "windows or None", strategy)
-    if events.time.kind == "float":
+    if source.time.kind == "float":
         raise WispUnsupportedError(
             f"{kind} windows need exact ticks: `time` must be a timestamp, date, integer or "
-            f"decimal column, found float time column {events.time.name!r}")
+            f"decimal column, found float time column {source.time.name!r}")
 
 
 def resolve_align(value: object, time: TimeColumn) -> int:
@@ -106,10 +213,23 @@ def _positive(value: object, time: TimeColumn, param: str) -> int:
     return ticks
 
 
-def _plan(events: Events, window: Window, resolved: tuple[ResolvedAggregation, ...],
-          details: IntervalWindow, reason: str, how: str) -> Plan:
-    return Plan(events, window, resolved, STRATEGY, reason, f"{SWEEP}: {how}{AGGREGATES}",
-                "intervals:intervals", tie_break_columns(events), details)
+def snap_grid(source: Source, size: object, hop: object, align: object
+              ) -> tuple[int, int, int]:
+    """The hopping grid `snap_to_hops` snaps lifetimes to: `size`, `hop` and `align` in
+    ticks of the time column, checked as for `Hopping(..., output="changes")`."""
+    _check(source, None, "snap_to_hops")
+    size_ticks = _positive(size, source.time, "size")
+    hop_ticks = _positive(hop, source.time, "hop")
+    if hop_ticks > size_ticks:
+        raise bad_value("hop", f"at most `size` ({size!r}) to snap lifetimes to windows "
+                        "without gaps", hop)
+    return size_ticks, hop_ticks, resolve_align(align, source.time)
+
+
+def _kernel_plan(source: Source, window: object, resolved: tuple[ResolvedAggregation, ...],
+                 windows: IntervalWindow, reason: str) -> IntervalsPlan:
+    return IntervalsPlan(source=source, window=repr(window), aggregations=resolved,
+                         tie_break=tie_break_columns(source), reason=reason, windows=windows)
 
 
 HOPPING_REASON = ("windows whose member sets are equal share one aggregation, so an event "
@@ -117,155 +237,108 @@ HOPPING_REASON = ("windows whose member sets are equal share one aggregation, so
                   "of one row per (event, window) pair")
 
 
-def _hopping(events: Events, window: Tumbling | Hopping, size: int, hop: int, align: int,
-             output: str, resolved: tuple[ResolvedAggregation, ...]) -> Plan:
-    unit = DAY if events.time.kind == "date" else 1  # date time runs in whole days
-    details = IntervalWindow("hopping", size=size // unit, hop=hop // unit,
-                             align=align // unit, output=output)
-    if output == "changes":
-        how = ("lifetimes are cut into runs of windows with the same members; each run's "
-               "result is valid from the end of its first window to one hop after the end "
-               "of its last; equal consecutive results merge")
-    else:
-        how = ("lifetimes are cut into runs of windows with the same members; each run is "
-               "aggregated once and written out once per window, up to the newest finite "
-               "time, then once for all later windows")
-    return _plan(events, window, resolved, details, HOPPING_REASON, how)
+def _hopping(source: Source, size: int, hop: int, align: int, output: str) -> HoppingWindows:
+    unit = DAY if source.time.kind == "date" else 1  # date time runs in whole days
+    return HoppingWindows(size // unit, hop // unit, align // unit, output)
 
 
-@dataclass(frozen=True)
-class Buckets:
-    """A tumbling window for `native-buckets`, in ticks of the time column (days for
-    date time): windows `[align + k*size, align + (k+1)*size)`."""
-
-    size: int
-    align: int
-
-
-def bucket_blocker(events: Events, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+def bucket_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
     """Why a tumbling window cannot run as one groupBy, or None when it can."""
-    if events.end is not None:
+    if source.end is not None:
         return "interval events span several windows"
-    if events.time.kind not in BUCKET_TIMES:
-        return f"{events.time.kind} time runs on the kernel"
+    if source.time.kind not in BUCKET_TIMES:
+        return f"{source.time.kind} time runs on the kernel"
     return grouped_blocker(resolved)
 
 
-def plan_tumbling(events: Events, window: Tumbling, resolved: tuple[ResolvedAggregation, ...],
+@rule(Tumbling)
+def plan_tumbling(inputs: Inputs, window: Tumbling, resolved: tuple[ResolvedAggregation, ...],
                   strategy: str | None) -> Plan:
     """Tumbling by duration: one groupBy on the window start when every aggregation has
     an exact order-free Spark form and the events are points; else hopping windows with
     `hop = size`, as panes when every aggregation merges per-pane partials (interval
-    events), else on the interval kernel."""
-    _check(events, strategy, "Tumbling")
-    size = _positive(window.size, events.time, "size")
-    align = resolve_align(window.align, events.time)
-    blocker = bucket_blocker(events, resolved)
+    events), else on the interval kernel. (A policy-sized Tumbling is planned by the
+    policy family's rule.)"""
+    source = inputs.source
+    _check(source, strategy, "Tumbling")
+    size = _positive(window.size, source.time, "size")
+    align = resolve_align(window.align, source.time)
+    blocker = bucket_blocker(source, resolved)
     if strategy == BUCKETS and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
     if (blocker is None and strategy is None) or strategy == BUCKETS:
-        unit = DAY if events.time.kind == "date" else 1
-        how = ("Spark computes each event's window start (time - pmod(time - align, size)) "
-               "and aggregates by (key, window start) with its own hash aggregation: no "
-               "sort, no Python; window_end = time = window start + size.")
-        return Plan(events, window, resolved, BUCKETS,
-                    "point events in tumbling windows each belong to one window, so one "
-                    "groupBy computes them, and every aggregation has an exact Spark form",
-                    how, "native:buckets", tie_break_columns(events),
-                    Buckets(size // unit, align // unit))
-    return _panes_or_kernel(events, _hopping(events, window, size, size, align, "windows",
-                                             resolved), resolved, strategy)
+        unit = DAY if source.time.kind == "date" else 1
+        return BucketsPlan(source=source, window=repr(window), aggregations=resolved,
+                           tie_break=tie_break_columns(source),
+                           reason="point events in tumbling windows each belong to one "
+                           "window, so one groupBy computes them, and every aggregation "
+                           "has an exact Spark form", size=size // unit, align=align // unit)
+    windows = _hopping(source, size, size, align, "windows")
+    return _panes_or_kernel(source, window, windows, resolved, strategy)
 
 
-@dataclass(frozen=True)
-class Panes:
-    """Hopping windows for `panes`: `window` for the kernel, and for point events the
-    panes `[align + k*width, align + (k+1)*width)` (`width` = gcd(size, hop)) that tile
-    every window, in ticks of the time column (days for date time). Interval events are
-    grouped by the cells of the hop grid instead (`engine/panes.py`)."""
-
-    window: IntervalWindow
-    width: int
-
-
-def pane_blocker(events: Events, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+def pane_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
     """Why hopping windows cannot merge per-pane partial aggregates, or None when they
     can."""
-    if events.time.kind not in BUCKET_TIMES:
-        return f"{events.time.kind} time runs on the kernel"
+    if source.time.kind not in BUCKET_TIMES:
+        return f"{source.time.kind} time runs on the kernel"
     for r in resolved:
         if r.value_class not in PANE_FNS.get(r.aggregation.fn, ()):
             return f"{r.aggregation.output_name} is not a merge of per-pane partial results"
     return None
 
 
-def plan_hopping(events: Events, window: Hopping, resolved: tuple[ResolvedAggregation, ...],
+@rule(Hopping)
+def plan_hopping(inputs: Inputs, window: Hopping, resolved: tuple[ResolvedAggregation, ...],
                  strategy: str | None) -> Plan:
     """Hopping windows: "panes" when every aggregation merges per-pane partials (point
     or interval events), else the interval kernel over the events themselves."""
-    _check(events, strategy, "Hopping")
-    size = _positive(window.size, events.time, "size")
-    hop = _positive(window.hop, events.time, "hop")
+    source = inputs.source
+    _check(source, strategy, "Hopping")
+    size = _positive(window.size, source.time, "size")
+    hop = _positive(window.hop, source.time, "hop")
     if window.output == "changes" and hop > size:
         raise bad_value("hop", f"at most `size` ({window.size!r}) for output='changes' "
                         "(snapped lifetimes need windows without gaps)", window.hop)
-    align = resolve_align(window.align, events.time)
-    return _panes_or_kernel(events, _hopping(events, window, size, hop, align, window.output,
-                                             resolved), resolved, strategy)
+    align = resolve_align(window.align, source.time)
+    windows = _hopping(source, size, hop, align, window.output)
+    return _panes_or_kernel(source, window, windows, resolved, strategy)
 
 
-def _panes_or_kernel(events: Events, kernel_plan: Plan,
+def _panes_or_kernel(source: Source, window: object, windows: HoppingWindows,
                      resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
-    """`kernel_plan` (hopping windows on the interval kernel) as panes when every
-    aggregation merges per-pane partials and no other strategy is asked for."""
-    blocker = pane_blocker(events, resolved)
+    """Hopping windows as panes when every aggregation merges per-pane partials and no
+    other strategy is asked for, else on the interval kernel."""
+    blocker = pane_blocker(source, resolved)
     if strategy == PANES and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
     if blocker is not None or strategy == STRATEGY:
-        return kernel_plan
-    details: IntervalWindow = kernel_plan.details
-    width = math.gcd(details.size, details.hop)
-    if events.end is None:
-        panes = (f"computes each event's pane start (time - pmod(time - align, {width}): "
-                 "panes of gcd(size, hop) ticks)")
-        seen = "treats each pane as one point event"
-        why = "every window is a whole number of panes"
-    else:
-        panes = (f"computes the cells of the {details.hop}-tick hop grid holding each "
-                 "event's start and its last tick (max(end, time + 1) - 1), which decide "
-                 "its windows: a pane is the events of a key with the same two cells and "
-                 "the same openness")
-        seen = "treats each pane as one interval event [min(time), max(end))"
-        why = "events with the same pane belong to the same windows"
-    how = (f"Spark partitions the events by key (one shuffle), {panes}, and aggregates by "
-           "(key, pane) with its own hash aggregation (partial counts, sums and extremes); "
-           f"the panes are sorted (see Sorting), and the interval kernel {seen} and merges "
-           "the partials of the panes each window holds (exact sums of counts and "
-           "integers, float sums, extremes of extremes; a mean is sum / count).")
-    return replace(kernel_plan, strategy=PANES, builder="panes:panes",
-                   reason=f"{why} and every aggregation merges per-pane partial results, "
-                   "so the sort and the kernel see one row per pane instead of one per "
-                   "event; when panes hold about one event each, the aggregation costs "
-                   "more than it saves (strategy='arrow-intervals' runs the kernel on the "
-                   "events)",
-                   how=how, details=Panes(details, width))
+        return _kernel_plan(source, window, resolved, windows, HOPPING_REASON)
+    why = ("every window is a whole number of panes" if source.end is None
+           else "events with the same pane belong to the same windows")
+    return PanesPlan(source=source, window=repr(window), aggregations=resolved,
+                     tie_break=tie_break_columns(source), windows=windows,
+                     width=math.gcd(windows.size, windows.hop),
+                     reason=f"{why} and every aggregation merges per-pane partial results, "
+                     "so the sort and the kernel see one row per pane instead of one per "
+                     "event; when panes hold about one event each, the aggregation costs "
+                     "more than it saves (strategy='arrow-intervals' runs the kernel on the "
+                     "events)")
 
 
-def plan_snapshot(events: Events, window: Snapshot, resolved: tuple[ResolvedAggregation, ...],
+@rule(Snapshot)
+def plan_snapshot(inputs: Inputs, window: Snapshot, resolved: tuple[ResolvedAggregation, ...],
                   strategy: str | None) -> Plan:
-    _check(events, strategy, "Snapshot")
-    return _plan(events, window, resolved, IntervalWindow("snapshot"),
-                 "each snapshot's live events are found from sorted start/end points",
-                 "the distinct start and end points cut the timeline into snapshots; each "
-                 "event is a member of the snapshots between its start and end")
+    _check(inputs.source, strategy, "Snapshot")
+    return _kernel_plan(inputs.source, window, resolved, SnapshotWindows(),
+                        "each snapshot's live events are found from sorted start/end points")
 
 
-def plan_count_by_start_time(events: Events, window: CountByStartTime,
+@rule(CountByStartTime)
+def plan_count_by_start_time(inputs: Inputs, window: CountByStartTime,
                              resolved: tuple[ResolvedAggregation, ...],
                              strategy: str | None) -> Plan:
-    _check(events, strategy, "CountByStartTime")
-    return _plan(events, window, resolved, IntervalWindow("count", n=window.n),
-                 "members of a count window are contiguous in start order, so every window "
-                 "is an index range found by binary search",
-                 f"window i holds the events starting from the i-th to the (i+{window.n}-1)-th "
-                 "distinct start time")
+    _check(inputs.source, strategy, "CountByStartTime")
+    return _kernel_plan(inputs.source, window, resolved, CountWindows(window.n),
+                        "members of a count window are contiguous in start order, so every "
+                        "window is an index range found by binary search")

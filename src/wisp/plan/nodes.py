@@ -1,19 +1,42 @@
-"""Physical plan nodes: what runs, resolved against the schema."""
+"""Physical plans: one frozen dataclass per strategy, holding plain data only.
+
+A plan says what runs, resolved against the input's description (`source.Source`): no
+DataFrame, Column or session is in it, so it is built, compared and explained without
+Spark. Each strategy's class lives beside the rule that makes it; the engine compiles
+each class with the compiler registered for it, and `explain` asks each plan `how()`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from pyspark.sql import types as T
-
-from ..events import Events
 from ..spec.aggregates import Aggregation
-from ..spec.windows import Window
+from .source import ColumnType, Source, ValueClass
 
-Strategy = str
-"""A strategy's name, e.g. "native-running" or "arrow-frames"; `explain` prints it."""
-ValueClass = Literal["none", "integer", "float", "boolean", "decimal", "ordered", "other"]
+OutputKind = Literal["long", "double", "decimal", "input", "array", "declared"]
+
+
+@dataclass(frozen=True)
+class OutputType:
+    """An aggregation's output type: `long`, `double`, `decimal(precision, scale)`, the
+    input column's own type (`input`), an array of the input's values without nulls
+    (`array`), or the type a user-defined aggregate declares (`declared`, a DDL string
+    the engine parses)."""
+
+    kind: OutputKind
+    precision: int = 0
+    scale: int = 0
+    declared: str = ""
+
+    @property
+    def text(self) -> str:
+        if self.kind == "decimal":
+            return f"decimal({self.precision},{self.scale})"
+        if self.kind == "declared":
+            return self.declared
+        return {"long": "bigint", "double": "double", "input": "the input's type",
+                "array": "an array of the input's values"}[self.kind]
 
 
 @dataclass(frozen=True)
@@ -21,8 +44,8 @@ class ResolvedAggregation:
     """One aggregation with its input column's type and its output type."""
 
     aggregation: Aggregation
-    input_type: T.DataType | None
-    output_type: T.DataType
+    input_type: ColumnType | None
+    output: OutputType
     value_class: ValueClass
 
     @property
@@ -30,48 +53,24 @@ class ResolvedAggregation:
         return self.aggregation.output_name
 
 
-@dataclass(frozen=True)
-class RowsFrame:
-    """Positions `i + first .. i + last` around anchor `i`."""
-
-    first: int
-    last: int
-    partial: bool
-
-
-@dataclass(frozen=True)
-class RangeFrame:
-    """Times `[t + start, t + end]` around anchor time `t`, sides per `closed`."""
-
-    start: int | float
-    end: int | float
-    closed: str
-
-
-@dataclass(frozen=True)
-class RunningFrame:
-    """Everything of the key up to and including the anchor."""
-
-
-Frame = RowsFrame | RangeFrame | RunningFrame
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
-    """A window over events with its aggregations, and how it will run.
+    """What every plan holds: the input it reads, the window in words, the resolved
+    aggregations, the columns that break ties in time, and why its strategy was chosen.
 
-    `builder` names the engine function that builds the Spark plan, as
-    "module:function" under `wisp.engine` (it takes the plan and an Observation and
-    returns the result DataFrame); `details` carries what that builder needs (a `Frame`
-    for the frame strategies); `how` says in words what runs.
-    """
+    Subclasses, one per strategy, add what their compiler needs and say in `how()` what
+    runs. `strategy` is the name `explain` prints and `strategy=` accepts; `python` is
+    False for strategies that run on Spark alone (no Python worker, no sort of ours)."""
 
-    events: Events
-    window: Window | None
+    source: Source
+    window: str
     aggregations: tuple[ResolvedAggregation, ...]
-    strategy: Strategy
-    reason: str
-    how: str
-    builder: str
     tie_break: tuple[str, ...]
-    details: Any = None
+    reason: str
+
+    strategy: ClassVar[str] = ""
+    python: ClassVar[bool] = True
+
+    def how(self) -> str:
+        """What runs, in words."""
+        raise NotImplementedError(type(self).__name__)

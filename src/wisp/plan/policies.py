@@ -15,62 +15,100 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
-
-from pyspark.sql import types as T
 
 from ..errors import WispUnsupportedError, bad_value
-from ..events import Events, TimeColumn, time_kind
-from ..spec.policies import Count, Delta, Punctuation, Time
+from ..spec.policies import Count, Delta, Policy, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
 from .aggregations import grouped_blocker, refuse_lifetimes
 from .durations import DAY, resolve_duration
-from .frames import native_frames_plan, native_rows
-from .nodes import Plan, ResolvedAggregation, RowsFrame
-from .planner import kernel_shape, tie_break_columns
+from .frames import RowsFrame, native_frames_plan, native_rows
+from .nodes import Plan, ResolvedAggregation
+from .registry import rule
+from .source import Inputs, Source, TimeColumn, kernel_shape, tie_break_columns, time_kind
 
 STRATEGY = "arrow-spl"
 BATCHES = "native-batches"
+POLICIES = (Count, Time, Delta, Punctuation)
+
+HOW = (kernel_shape("key and arrival order") + " walks "
+       "each key's tuples: the clock is the newest time seen; {policies}. Windows that "
+       "stay contiguous in arrival order are aggregated as frames [lo, hi) (prefix "
+       "differences and a disjoint sparse table, O(n log n)); windows that lose tuples "
+       "from the middle (out-of-order time or delta eviction) by a segment tree over the "
+       "firings, O((n + m) log m) for n tuples and m firings.")
 
 
-@dataclass(frozen=True)
-class ResolvedPolicy:
-    """A policy in ticks: `kind` count/time/delta/punctuation; `n`; `t` and `align`
-    (ticks of the time column); `attr`, its kind (a time kind, for `to_ticks`) and `d`
-    (ticks of the attribute) for delta; `col` for punctuation."""
-
-    kind: str
-    n: int = 0
-    t: int | float = 0
-    align: int | float = 0
-    attr: str | None = None
-    attr_kind: str | None = None
-    d: int | float = 0
-    col: str | None = None
+def policy_words(policy: Policy) -> str:
+    """A resolved policy in words."""
+    if isinstance(policy, Count):
+        return f"count({policy.n})"
+    if isinstance(policy, Time):
+        return f"time({policy.t} ticks, phase {policy.align})"
+    if isinstance(policy, Delta):
+        return f"delta({policy.attr}, {policy.d})"
+    return f"punctuation({policy.col})"
 
 
-@dataclass(frozen=True)
-class SplDetails:
-    """What the `spl:policy_windows` builder needs."""
+@dataclass(frozen=True, kw_only=True)
+class PoliciesPlan(Plan):
+    """`arrow-spl`: the policy kernel over each key's tuples in arrival order.
 
-    mode: str  # "sliding" or "tumbling"
-    evict: ResolvedPolicy
-    trigger: ResolvedPolicy | None
+    `mode` "sliding" (`evict` and `trigger`) or "tumbling" (`evict` is the window's size
+    policy, `trigger` None). Policies are the spec's own classes, resolved: `Time.t` and
+    `Time.align` in ticks of the time column, `Delta.d` in ticks of its attribute.
+    `attributes`: each delta attribute with its time kind (how its values become ticks).
+    `arrival`: the sort columns after the key."""
+
+    mode: str
+    evict: Policy
+    trigger: Policy | None
     partial: bool
     arrival: tuple[str, ...]
+    attributes: tuple[tuple[str, str], ...]
+
+    strategy = STRATEGY
+
+    def how(self) -> str:
+        if self.trigger is not None:
+            words = (f"sliding window, eviction {policy_words(self.evict)}, trigger "
+                     f"{policy_words(self.trigger)}"
+                     f"{', partial windows emitted' if self.partial else ''}")
+        else:
+            words = (f"tumbling window, {policy_words(self.evict)}"
+                     f"{', the unfired tail flushed' if self.partial else ''}")
+        return HOW.format(policies=words)
 
 
-def arrival_columns(events: Events) -> tuple[str, ...]:
+@dataclass(frozen=True, kw_only=True)
+class BatchesPlan(Plan):
+    """`native-batches`: `Tumbling(Count(n))` in time order as numbered batches."""
+
+    n: int
+    partial: bool
+
+    strategy = BATCHES
+    python = False
+
+    def how(self) -> str:
+        n = self.n
+        return ("Spark numbers each key's tuples in arrival order (row_number over a window "
+                "partitioned by key and ordered by time and the tie-break columns: one "
+                f"shuffle and sort), then aggregates by (key, (number - 1) div {n}) with its "
+                "own hash aggregation on the same partitioning (no second shuffle); "
+                "window_start = the batch's first time, window_end = time = its last"
+                f"{'' if self.partial else f'; batches of fewer than {n} tuples dropped'}.")
+
+
+def arrival_columns(source: Source) -> tuple[str, ...]:
     """The sort columns after the key: `order` (if any), time, then every other atomic
     column in schema order, so that the arrival order never depends on partitioning."""
-    leading = [events.order] if events.order is not None else []
-    leading.append(events.time.name)
-    skip = {*events.key, *leading}
-    if events.end is not None:
-        skip.add(events.end)
-    rest = [f.name for f in events.df.schema.fields
-            if f.name not in skip and isinstance(f.dataType, T.AtomicType)]
+    leading = [source.order] if source.order is not None else []
+    leading.append(source.time.name)
+    skip = {*source.key, *leading}
+    if source.end is not None:
+        skip.add(source.end)
+    rest = [c.name for c in source.columns if c.name not in skip and c.type.atomic]
     return tuple([*leading, *rest])
 
 
@@ -103,130 +141,111 @@ def resolve_align(align: object, time: TimeColumn) -> int | float:
     return float(align)
 
 
-def _attribute(events: Events, attr: str, role: str) -> TimeColumn:
-    fields = {f.name: f.dataType for f in events.df.schema.fields}
+def _attribute(source: Source, attr: str, role: str) -> TimeColumn:
+    fields = source.types()
     if attr not in fields:
         raise bad_value("attr", f"a column of the DataFrame for the {role} Delta policy "
                         f"(columns: {', '.join(fields)})", attr)
     kind = time_kind(fields[attr])
     if kind is None:
         raise bad_value("attr", f"a numeric, timestamp or date column for the {role} "
-                        "Delta policy", f"{fields[attr].simpleString()} column {attr!r}")
+                        "Delta policy", f"{fields[attr].text} column {attr!r}")
     return TimeColumn(attr, kind, fields[attr])
 
 
-def resolve_policy(policy: Any, events: Events, role: str) -> ResolvedPolicy:
-    """`policy` against the schema; `role` ("eviction", "trigger" or "tumbling")
-    names it in errors."""
+def resolve_policy(policy: object, source: Source, role: str) -> tuple[Policy, str | None]:
+    """`policy` against the source's columns, with its durations in ticks, and the time
+    kind of its attribute for a delta policy (else None); `role` ("eviction", "trigger"
+    or "tumbling") names it in errors."""
     if isinstance(policy, Count):
-        return ResolvedPolicy("count", n=policy.n)
+        return policy, None
     if isinstance(policy, Time):
-        ticks = resolve_duration(policy.t, events.time, "t")
-        if events.time.kind == "date" and ticks % DAY:
+        ticks = resolve_duration(policy.t, source.time, "t")
+        if source.time.kind == "date" and ticks % DAY:
             raise bad_value("t", "a whole number of days for date time", policy.t)
-        return ResolvedPolicy("time", t=ticks, align=resolve_align(policy.align, events.time))
+        return Time(ticks, resolve_align(policy.align, source.time)), None
     if isinstance(policy, Delta):
-        column = _attribute(events, policy.attr, role)
-        d = resolve_duration(policy.d, column, "d")
-        return ResolvedPolicy("delta", attr=policy.attr, attr_kind=column.kind, d=d)
+        column = _attribute(source, policy.attr, role)
+        return Delta(policy.attr, resolve_duration(policy.d, column, "d")), column.kind
     if isinstance(policy, Punctuation):
-        fields = {f.name: f.dataType for f in events.df.schema.fields}
+        fields = source.types()
         if policy.col not in fields:
             raise bad_value("col", "a boolean column of the DataFrame for Punctuation "
                             f"(columns: {', '.join(fields)})", policy.col)
-        if not isinstance(fields[policy.col], T.BooleanType):
+        if fields[policy.col].family != "boolean":
             raise bad_value("col", "a boolean column for Punctuation",
-                            f"{fields[policy.col].simpleString()} column {policy.col!r}")
-        return ResolvedPolicy("punctuation", col=policy.col)
+                            f"{fields[policy.col].text} column {policy.col!r}")
+        return policy, None
     raise bad_value(role, "wisp.Count(n), wisp.Time(t) or wisp.Delta(attr, d)", policy)
 
 
-def _check(events: Events, resolved: tuple[ResolvedAggregation, ...],
+def _check(source: Source, resolved: tuple[ResolvedAggregation, ...],
            strategy: str | None, kind: str) -> None:
     if strategy is not None and strategy != STRATEGY:
         raise bad_value("strategy", f"{STRATEGY!r} or None", strategy)
-    if events.end is not None:
+    if source.end is not None:
         raise WispUnsupportedError(f"{kind} windows take point events (tuples): bind the "
                                    "events without `end`")
     refuse_lifetimes(resolved)
 
 
-HOW = (kernel_shape("key and arrival order") + " walks "
-       "each key's tuples: the clock is the newest time seen; {policies}. Windows that "
-       "stay contiguous in arrival order are aggregated as frames [lo, hi) (prefix "
-       "differences and a disjoint sparse table, O(n log n)); windows that lose tuples "
-       "from the middle (out-of-order time or delta eviction) by a segment tree over the "
-       "firings, O((n + m) log m) for n tuples and m firings.")
+def _policies_plan(source: Source, window: object, resolved: tuple[ResolvedAggregation, ...],
+                   mode: str, evict: tuple[Policy, str | None],
+                   trigger: tuple[Policy, str | None] | None, partial: bool,
+                   reason: str) -> PoliciesPlan:
+    arrival = arrival_columns(source)
+    attributes = dict.fromkeys(
+        (p.attr, kind) for p, kind in (evict, *([trigger] if trigger else []))
+        if isinstance(p, Delta) and kind is not None)
+    return PoliciesPlan(
+        source=source, window=repr(window), aggregations=resolved,
+        tie_break=tuple(c for c in arrival if c != source.time.name), reason=reason,
+        mode=mode, evict=evict[0], trigger=None if trigger is None else trigger[0],
+        partial=partial, arrival=arrival, attributes=tuple(attributes))
 
 
-def _words(p: ResolvedPolicy) -> str:
-    if p.kind == "count":
-        return f"count({p.n})"
-    if p.kind == "time":
-        return f"time({p.t} ticks, phase {p.align})"
-    if p.kind == "delta":
-        return f"delta({p.attr}, {p.d})"
-    return f"punctuation({p.col})"
-
-
-def _ties(events: Events, details: SplDetails) -> tuple[str, ...]:
-    """The arrival columns other than time (what `explain` reports as tie-breaks)."""
-    return tuple(c for c in details.arrival if c != events.time.name)
-
-
-def plan_sliding(events: Events, window: Sliding, resolved: tuple[ResolvedAggregation, ...],
+@rule(Sliding)
+def plan_sliding(inputs: Inputs, window: Sliding, resolved: tuple[ResolvedAggregation, ...],
                  strategy: str | None) -> Plan:
-    _check(events, resolved, strategy, "Sliding")
-    evict = resolve_policy(window.evict, events, "eviction")
-    trigger = resolve_policy(window.trigger, events, "trigger")
-    if strategy is None and events.order is None and evict.kind == "count" and (
-            trigger.kind == "count" and trigger.n == 1):
+    source = inputs.source
+    _check(source, resolved, strategy, "Sliding")
+    evict = resolve_policy(window.evict, source, "eviction")
+    trigger = resolve_policy(window.trigger, source, "trigger")
+    if strategy is None and source.order is None and isinstance(evict[0], Count) and (
+            isinstance(trigger[0], Count) and trigger[0].n == 1):
         # the last n tuples at every arrival, in time order: the Rows window (-(n-1), 0)
-        frame = RowsFrame(-(evict.n - 1), 0, window.partial)
-        if native_rows(events, frame, resolved):
-            return native_frames_plan(events, window, frame, resolved)
-    details = SplDetails("sliding", evict, trigger, window.partial, arrival_columns(events))
-    words = (f"sliding window, eviction {_words(evict)}, trigger {_words(trigger)}"
-             f"{', partial windows emitted' if window.partial else ''}")
-    return Plan(events, window, resolved, STRATEGY,
-                "eviction and trigger policies are sequential per key: a kernel replays "
-                "them exactly in one pass over each key's sorted tuples",
-                HOW.format(policies=words), "policies:policy_windows", _ties(events, details),
-                details)
+        frame = RowsFrame(-(evict[0].n - 1), 0, window.partial)
+        if native_rows(inputs, frame, resolved):
+            return native_frames_plan(source, window, frame, resolved)
+    return _policies_plan(source, window, resolved, "sliding", evict, trigger,
+                          window.partial,
+                          "eviction and trigger policies are sequential per key: a kernel "
+                          "replays them exactly in one pass over each key's sorted tuples")
 
 
-def plan_policy_tumbling(events: Events, window: Tumbling,
+def _policy_sized(window: Tumbling) -> bool:
+    return isinstance(window.size, POLICIES)
+
+
+@rule(Tumbling, when=_policy_sized)
+def plan_policy_tumbling(inputs: Inputs, window: Tumbling,
                          resolved: tuple[ResolvedAggregation, ...],
                          strategy: str | None) -> Plan:
-    _check(events, resolved, strategy, "Tumbling")
+    source = inputs.source
+    _check(source, resolved, strategy, "Tumbling")
     if window.align is not None:
         raise bad_value("align", "None for a policy-sized Tumbling window (give the phase "
                         "as Time(t, align=...))", window.align)
-    policy = resolve_policy(window.size, events, "size")
-    if strategy is None and events.order is None and policy.kind == "count" and (
+    policy = resolve_policy(window.size, source, "size")
+    if strategy is None and source.order is None and isinstance(policy[0], Count) and (
             grouped_blocker(resolved) is None):
-        return _batches_plan(events, window, policy.n, resolved)
-    details = SplDetails("tumbling", policy, None, window.partial, arrival_columns(events))
-    words = (f"tumbling window, {_words(policy)}"
-             f"{', the unfired tail flushed' if window.partial else ''}")
-    return Plan(events, window, resolved, STRATEGY,
-                "a policy-sized tumbling window is sequential per key: a kernel replays "
-                "it exactly in one pass over each key's sorted tuples",
-                HOW.format(policies=words), "policies:policy_windows", _ties(events, details),
-                details)
-
-
-def _batches_plan(events: Events, window: Tumbling, n: int,
-                  resolved: tuple[ResolvedAggregation, ...]) -> Plan:
-    """`Tumbling(Count(n))` in time order as numbered batches: `native:batches`."""
-    how = ("Spark numbers each key's tuples in arrival order (row_number over a window "
-           "partitioned by key and ordered by time and the tie-break columns: one shuffle "
-           f"and sort), then aggregates by (key, (number - 1) div {n}) with its own hash "
-           "aggregation on the same partitioning (no second shuffle); window_start = the "
-           "batch's first time, window_end = time = its last"
-           f"{'' if window.partial else f'; batches of fewer than {n} tuples dropped'}.")
-    return Plan(events, window, resolved, BATCHES,
-                "count-sized tumbling windows in time order are batches of consecutive "
-                "tuples and every aggregation has an exact order-free Spark form: one "
-                "numbering and one groupBy compute them, whatever n", how,
-                "native:batches", tie_break_columns(events), n)
+        return BatchesPlan(source=source, window=repr(window), aggregations=resolved,
+                           tie_break=tie_break_columns(source), n=policy[0].n,
+                           partial=window.partial,
+                           reason="count-sized tumbling windows in time order are batches "
+                           "of consecutive tuples and every aggregation has an exact "
+                           "order-free Spark form: one numbering and one groupBy compute "
+                           "them, whatever n")
+    return _policies_plan(source, window, resolved, "tumbling", policy, None, window.partial,
+                          "a policy-sized tumbling window is sequential per key: a kernel "
+                          "replays it exactly in one pass over each key's sorted tuples")

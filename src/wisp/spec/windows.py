@@ -10,7 +10,7 @@ import datetime as _dt
 import zoneinfo
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from ..errors import bad_value, did_you_mean
 from .policies import Count, Delta, Punctuation, Time, check_align
@@ -59,9 +59,18 @@ def check_same_units(**durations: object) -> None:
 class Window:
     """Base of every window spec."""
 
+    expression_table: ClassVar[str | None] = None
+    """Where the user Spark expressions (Columns) among the window's parameters are
+    evaluated: None for the events themselves, else a key of `tables()`."""
+
     @property
     def kind(self) -> str:
         return type(self).__name__
+
+    def tables(self) -> dict[str, object]:
+        """The window's own event tables by parameter name (none but `Dynamic`'s
+        anchors), which the planner sees described beside the events."""
+        return {}
 
 
 # --------------------------------------------------------------------------- psi
@@ -265,6 +274,11 @@ class Dynamic(Window):
             raise bad_value("obsolete", "at most `start` + `every` for clock anchors (no "
                             "window may start before an earlier anchor's obsolete)",
                             self.obsolete)
+
+    expression_table: ClassVar[str | None] = "anchors"
+
+    def tables(self) -> dict[str, object]:
+        return {} if isinstance(self.anchors, Clock) else {"anchors": self.anchors}
 
     def bound_kind(self, param: str) -> str:
         """"none", "offset", "column" or "expression" (see `bound_kind`)."""

@@ -12,8 +12,8 @@ import pyarrow as pa
 
 from ..kernels import stabbing as sb
 from ..kernels import window_agg as wa
-from .arrow import AggregateJob, scaled, to_arrow, udaf_values
-from .arrow_codec import dense_ranks, numeric_values, validity
+from .aggregate import AggregateJob, scaled, to_arrow, udaf_values
+from .codec import dense_ranks, numeric_values, validity
 
 
 def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],

@@ -1,0 +1,161 @@
+"""Event roles bound to a DataFrame's columns: the data every layer reads of an event table.
+
+`Events` here is the plain holder (the DataFrame, its time column, the columns bound to
+end, key and order, the null-time policy) and `bind_events` the validation that makes
+one; the public `wisp.events.Events` adds the query methods (`window`, `agg`, `plot`,
+`validate`). This module sits below `engine/`, `windowed`, `plot` and `events`, and
+imports none of them, so that each can import it without an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+
+from .errors import WispUnsupportedError, bad_value, did_you_mean
+
+TimeKind = Literal["timestamp", "timestamp_ntz", "date", "integer", "decimal", "float"]
+NullTimePolicy = Literal["error", "drop"]
+TIME_TYPES = "a timestamp, timestamp_ntz, date, integer, decimal or floating-point column"
+EDGE_END_COLUMN = "end"
+"""The column wisp writes the end time to where it makes interval events of rows that have
+none (`from_edges`; `snap_to_hops` of point events)."""
+
+
+@dataclass(frozen=True)
+class TimeColumn:
+    """The time column: its name, its kind, and its Spark type.
+
+    Ticks are microseconds for timestamp, timestamp_ntz and date time; the column's own
+    unit for integer and float time; units of `10^-scale` for decimal time.
+    """
+
+    name: str
+    kind: TimeKind
+    data_type: T.DataType
+
+    @property
+    def scale(self) -> int:
+        return self.data_type.scale if isinstance(self.data_type, T.DecimalType) else 0
+
+    @property
+    def uses_time_units(self) -> bool:
+        """True when durations are written as '2s' or timedeltas, False for numbers."""
+        return self.kind in ("timestamp", "timestamp_ntz", "date")
+
+
+def time_kind(data_type: T.DataType) -> TimeKind | None:
+    if isinstance(data_type, T.TimestampType):
+        return "timestamp"
+    if isinstance(data_type, T.TimestampNTZType):
+        return "timestamp_ntz"
+    if isinstance(data_type, T.DateType):
+        return "date"
+    if isinstance(data_type, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return "integer"
+    if isinstance(data_type, T.DecimalType):
+        return "decimal"
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return "float"
+    return None
+
+
+def column_field(df: DataFrame, param: str, name: object) -> T.StructField:
+    """The schema field of `df` named by the argument `param` (a `WispError` naming
+    `param`, with a "did you mean", when `df` has no such column)."""
+    if not isinstance(name, str) or not name:
+        raise bad_value(param, "a column name", name)
+    fields = {f.name: f for f in df.schema.fields}
+    if name not in fields:
+        hint = did_you_mean(name, fields).strip(" ()")
+        raise bad_value(param, f"a column of the DataFrame (columns: {', '.join(fields)})",
+                        name, hint=hint)
+    return fields[name]
+
+
+class Events:
+    """A DataFrame bound to event roles: the data only. The public class, with the query
+    methods, is `wisp.events.Events`; build one with `wisp.events(...)`."""
+
+    def __init__(self, df: DataFrame, time: TimeColumn, end: str | None,
+                 key: tuple[str, ...], order: str | None,
+                 on_null_time: NullTimePolicy) -> None:
+        self.df = df
+        self.time = time
+        self.end = end
+        self.key = key
+        self.order = order
+        self.on_null_time = on_null_time
+
+    @property
+    def is_interval(self) -> bool:
+        return self.end is not None
+
+    def __repr__(self) -> str:
+        parts = [f"time={self.time.name!r} ({self.time.kind})"]
+        if self.end:
+            parts.append(f"end={self.end!r}")
+        if self.key:
+            parts.append(f"key={list(self.key)!r}")
+        if self.order:
+            parts.append(f"order={self.order!r}")
+        return f"Events({', '.join(parts)})"
+
+
+E = TypeVar("E", bound=Events)
+
+
+def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = None,
+                key: str | Sequence[str] | None = None, order: str | None = None,
+                on_null_time: NullTimePolicy = "error") -> E:
+    """Validate the roles of `wisp.events(df, time, ...)` against `df`'s schema and bind
+    them: an instance of `make` (`Events` or a subclass). Every bad argument is a
+    `WispError` naming its parameter."""
+    if not isinstance(df, DataFrame):
+        raise bad_value("df", "a PySpark DataFrame", type(df).__name__)
+    if df.isStreaming:
+        raise WispUnsupportedError("streaming DataFrames are not supported yet: "
+                                   "`df` must be a batch DataFrame")
+    time_field = column_field(df, "time", time)
+    kind = time_kind(time_field.dataType)
+    if kind is None:
+        raise bad_value("time", TIME_TYPES,
+                        f"{time_field.dataType.simpleString()} column {time!r}")
+    if end is not None:
+        end_field = column_field(df, "end", end)
+        if end_field.dataType != time_field.dataType:
+            raise bad_value("end", f"a column of the same type as `time` "
+                            f"({time_field.dataType.simpleString()})",
+                            f"{end_field.dataType.simpleString()} column {end!r}")
+    keys: tuple[str, ...]
+    if key is None:
+        keys = ()
+    elif isinstance(key, str):
+        keys = (key,)
+    elif isinstance(key, Sequence) and all(isinstance(k, str) for k in key):
+        keys = tuple(key)  # an empty list, like None, means one global stream
+    else:
+        raise bad_value("key", "a column name, a list of column names or None", key)
+    for k in keys:
+        field = column_field(df, "key", k)
+        if isinstance(field.dataType, T.MapType):
+            raise bad_value("key", "columns that Spark can group by (not maps)",
+                            f"map column {k!r}")
+    if len(set(keys)) != len(keys):
+        raise bad_value("key", "distinct column names", list(keys))
+    for role, name in (("time", time), ("end", end)):
+        if name in keys:
+            raise bad_value("key", f"columns other than the `{role}` column", name)
+    if order is not None:
+        order_field = column_field(df, "order", order)
+        if not isinstance(order_field.dataType, T.AtomicType):
+            raise bad_value("order", "an orderable column (number, string, time)",
+                            f"{order_field.dataType.simpleString()} column {order!r}")
+    if on_null_time not in ("error", "drop"):
+        raise bad_value("on_null_time", "'error' or 'drop'", on_null_time)
+    return make(df, TimeColumn(time, kind, time_field.dataType), end, keys, order,
+                on_null_time)

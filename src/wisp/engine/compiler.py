@@ -1,0 +1,70 @@
+"""Compilers, registered per plan class: each turns one strategy's plan into a Spark plan.
+
+A compiler module registers its function with `@compiles(PlanClass)`; `build.build`
+finds it by the plan's class. A compiler reads the plan (plain data) and binds it to
+the `Query`: the DataFrames, the user's Spark expressions the plan refers to by
+parameter, and the observation that counts rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import types as T
+
+from ..binding import Events
+from ..plan.nodes import Plan, ResolvedAggregation
+from ..plan.source import ExprRef
+from .columns import col
+from .describe import spark_output_type
+
+P = TypeVar("P", bound=Plan)
+Compiler = Callable[[Any, "Query"], DataFrame]
+
+_COMPILERS: dict[type[Plan], Compiler] = {}
+
+
+def compiles(plan_class: type[P]) -> Callable[[Callable[[P, Query], DataFrame]],
+                                              Callable[[P, Query], DataFrame]]:
+    """Register the decorated function as the compiler of `plan_class`."""
+    def register(function: Callable[[P, Query], DataFrame]) -> Callable[[P, Query], DataFrame]:
+        _COMPILERS[plan_class] = function
+        return function
+    return register
+
+
+def compiler_for(plan: Plan) -> Compiler:
+    """The compiler registered for `plan`'s class."""
+    try:
+        return _COMPILERS[type(plan)]
+    except KeyError:
+        raise TypeError(f"no compiler is registered for {type(plan).__name__}") from None
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a plan is bound to: the events, the window spec (which holds the user's
+    expressions), the window's own event tables by parameter, and the observation that
+    counts rows under on_null_time="drop"."""
+
+    events: Events
+    window: object | None
+    observation: Observation
+    tables: Mapping[str, Events] = field(default_factory=dict)
+
+    def expression(self, ref: ExprRef) -> Column:
+        """The Spark Column the window parameter `ref.param` holds (a column name or a
+        Column expression)."""
+        value = getattr(self.window, ref.param)
+        return col(value) if isinstance(value, str) else value
+
+    def table(self, name: str) -> Events:
+        return self.tables[name]
+
+    def output_type(self, resolved: ResolvedAggregation) -> T.DataType:
+        """The Spark type of an aggregation's output column."""
+        return spark_output_type(resolved, self.events.df.schema)
+

@@ -1,0 +1,128 @@
+"""One aggregation over every frame `[lo, hi)` of a key's run (`kernels/window_agg.py`),
+and the picklable description of an aggregation the executors get (`AggregateJob`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ..kernels import window_agg as wa
+from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
+
+
+@dataclass(frozen=True)
+class AggregateJob:
+    """What the executor needs to know about one aggregation (picklable)."""
+
+    fn: str
+    column: str | None
+    value_class: str
+    output_type: pa.DataType
+    func: Callable[..., Any] | None
+    lifetimes: bool = False
+
+
+def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
+              lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+              memo: dict[tuple[str, ...], Any] | None = None) -> pa.Array:
+    """One aggregation over every frame of one key's run. `memo` (optional) shares the
+    column conversions, valid counts and float sums between the aggregations of one
+    call (mean reuses sum's frame sums)."""
+    if job.column is None:
+        return to_arrow(wa.count_rows(lo, hi), None, job)
+    memo = {} if memo is None else memo
+    name = job.column
+    if ("column", name) not in memo:
+        column = group.column(name).combine_chunks()
+        memo[("column", name)] = column, validity(column)
+    column, valid = memo[("column", name)]
+    fn = job.fn
+    if fn in ("sum", "mean") and job.value_class == "float":
+        if ("sum", name) not in memo:
+            values = numeric_values(column, job.value_class)
+            memo[("sum", name)] = wa.frame_sum(values, valid, lo, hi)
+        sums = memo[("sum", name)]
+        if fn == "sum":
+            return to_arrow(sums, column, job)
+        return to_arrow(wa.frame_mean(values=np.zeros(0), valid=valid, lo=lo, hi=hi,
+                                      sums=sums.values), column, job)
+    if fn == "count":
+        return to_arrow(wa.count_valid(valid, lo, hi), column, job)
+    if fn in ("first", "last"):
+        return to_arrow(wa.frame_first_last(fn, valid, lo, hi), column, job)
+    if fn == "collect":
+        return to_arrow(wa.frame_collect(valid, lo, hi), column, job)
+    if fn == "udaf":
+        assert job.func is not None
+        results = wa.frame_apply(job.func, udaf_values(job, column), ticks, valid, lo, hi)
+        return pa.array(results, type=job.output_type)
+    if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
+        return to_arrow(wa.frame_extreme_by_rank(fn, dense_ranks(column), valid, lo, hi),
+                        column, job)
+    values = numeric_values(column, job.value_class)
+    if fn in ("min", "max"):
+        return to_arrow(wa.frame_extreme(fn, values, valid, lo, hi), column, job)
+    if fn == "sum":
+        return to_arrow(wa.frame_sum(values, valid, lo, hi), column, job)
+    values = scaled(values, job, column)
+    if fn == "mean":
+        return to_arrow(wa.frame_mean(values, valid, lo, hi), column, job)
+    if fn in ("variance", "stddev"):
+        return to_arrow(wa.frame_moments(fn, values, valid, lo, hi), column, job)
+    raise AssertionError(f"no kernel for {fn}")
+
+
+def udaf_values(job: AggregateJob, column: pa.Array) -> npt.NDArray[Any]:
+    """A column's values as a user function sees them: numbers as numpy numbers
+    (decimals as float64), other types as numpy objects."""
+    if job.value_class in ("ordered", "other"):
+        values: npt.NDArray[Any] = column.to_numpy(zero_copy_only=False)
+        return values
+    return scaled(numeric_values(column, job.value_class), job, column)
+
+
+def scaled(values: npt.NDArray[Any], job: AggregateJob, column: pa.Array) -> npt.NDArray[Any]:
+    """Decimal values as float64 numbers (for mean, variance, stddev and udafs)."""
+    if job.value_class == "decimal":
+        return values.astype(np.float64) / float(10 ** column.type.scale)
+    return values
+
+
+def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> pa.Array:
+    if isinstance(result, wa.Take):
+        assert column is not None
+        positions = pa.array(result.positions, pa.int64(), mask=null_mask(result.valid))
+        return column.take(positions).cast(job.output_type)
+    if isinstance(result, wa.Lists):
+        assert column is not None
+        items = column.take(pa.array(result.positions, pa.int64()))
+        offsets = pa.array(result.offsets.astype(np.int32), pa.int32())
+        return pa.ListArray.from_arrays(offsets, items).cast(job.output_type)
+    target = job.output_type
+    if pa.types.is_decimal(target):
+        unscaled = result.values
+        if unscaled.dtype != object:
+            unscaled = unscaled.astype(np.int64)
+        return decimal_from_unscaled(unscaled, result.valid, target.precision, target.scale)
+    if pa.types.is_boolean(target):
+        return pa.array(result.values.astype(bool), pa.bool_(),
+                        mask=null_mask(result.valid))
+    if pa.types.is_floating(target):
+        return pa.array(result.values.astype(np.float64), pa.float64(),
+                        mask=null_mask(result.valid)).cast(target)
+    values = result.values
+    if values.dtype == object:
+        limit = 1 << 63
+        if any(not -limit <= int(v) < limit for v, ok in zip(values, result.valid,
+                                                              strict=True) if ok):
+            raise ArithmeticError(
+                f"wisp: {job.fn}({job.column}) overflows a long (64-bit) result, as Spark's "
+                "ARITHMETIC_OVERFLOW reports in ANSI mode; cast the column to a decimal")
+        values = values.astype(np.int64)
+    return pa.array(values.astype(np.int64), pa.int64(),
+                    mask=null_mask(result.valid)).cast(target)

@@ -1,0 +1,83 @@
+"""One planning scenario per physical strategy (and a few variants), shared by the
+planner tests and by the script that recorded the golden explain texts.
+
+Each scenario names an input schema (DDL), the roles bound to it, a window spec, the
+aggregations, an optional `strategy=` and whether the session measures Arrow batches.
+Nothing here needs Spark."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import wisp.spec.aggregates as A
+import wisp.spec.policies as P
+import wisp.spec.windows as W
+
+POINTS = "k string, ts timestamp, v double, flag boolean"
+INTERVALS = "k string, ts timestamp, e timestamp, v double"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    ddl: str
+    roles: dict[str, Any]
+    window: Callable[[], object | None]
+    aggregations: Callable[[], tuple[A.Aggregation, ...]]
+    strategy: str | None = None
+    measured: bool = False
+    tags: tuple[str, ...] = field(default=())
+
+
+def _sum() -> tuple[A.Aggregation, ...]:
+    return (A.sum("v"), A.count())
+
+
+SCENARIOS = (
+    Scenario("native-running", POINTS, {"time": "ts", "key": "k"}, lambda: None, _sum),
+    Scenario("arrow-frames-running", POINTS, {"time": "ts", "key": "k"}, lambda: None,
+             _sum, strategy="arrow-frames"),
+    Scenario("arrow-frames-rows", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Rows(-99, 0), lambda: (A.mean("v"), A.max("v").alias("peak"))),
+    Scenario("arrow-frames-range", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Range.past("10s"), lambda: (A.mean("v"),)),
+    Scenario("native-frames", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Rows(-2, 0), lambda: (A.sum("v"),), measured=True),
+    Scenario("native-batches", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Tumbling(P.Count(3)), _sum),
+    Scenario("native-buckets", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Tumbling("1m"), _sum),
+    Scenario("panes-points", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Hopping("10m", "4m"), _sum),
+    Scenario("panes-intervals", INTERVALS, {"time": "ts", "end": "e", "key": "k"},
+             lambda: W.Hopping("10m", "5m"), _sum),
+    Scenario("arrow-intervals-hopping", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Hopping("10m", "5m"), lambda: (A.collect("v"),)),
+    Scenario("arrow-intervals-changes", INTERVALS, {"time": "ts", "end": "e", "key": "k"},
+             lambda: W.Hopping("5s", "2s", output="changes"), lambda: (A.count(),),
+             strategy="arrow-intervals"),
+    Scenario("arrow-intervals-snapshot", INTERVALS, {"time": "ts", "end": "e", "key": "k"},
+             lambda: W.Snapshot(), lambda: (A.time_weighted_mean("v"),)),
+    Scenario("arrow-intervals-count", INTERVALS, {"time": "ts", "end": "e", "key": "k"},
+             lambda: W.CountByStartTime(3), _sum),
+    Scenario("arrow-spl-sliding", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Sliding(P.Count(3), P.Time("5s")), lambda: (A.mean("v"),)),
+    Scenario("arrow-spl-tumbling", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Tumbling(P.Delta("v", 1.5), partial=True), lambda: (A.mean("v"),)),
+    Scenario("arrow-ticks-predicate", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Since("flag"), _sum),
+    Scenario("arrow-ticks-calendar", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Since(W.monthly(), emit="both"), _sum),
+    Scenario("arrow-ticks-trailing", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Trailing(2, W.daily()), _sum),
+    Scenario("native-periods", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Since(W.daily()), _sum),
+    Scenario("arrow-dynamic-clock", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Dynamic(W.clock("1m"), start="-5m"), _sum),
+    Scenario("arrow-sessions", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Session("5m"), _sum),
+    Scenario("arrow-sessions-capped", INTERVALS, {"time": "ts", "end": "e"},
+             lambda: W.Session("5m", max_duration="1h"), _sum),
+)

@@ -1,0 +1,51 @@
+"""`explain` for each strategy, compared whole with a golden file, without Spark.
+
+The golden files were first recorded from the engine-coupled planner that preceded
+this one (through Spark, on empty DataFrames of the same schemas), so they also prove
+that the typed planner chose the same strategies and says the same words.
+`pytest tests/plan --save-golden` rewrites them from the current code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from scenarios import SCENARIOS, Scenario
+from schema import source
+
+from wisp.plan.explain import describe
+from wisp.plan.planner import plan
+from wisp.plan.source import Inputs, Settings
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def planned_text(scenario: Scenario) -> str:
+    inputs = Inputs(source(scenario.ddl, **scenario.roles),
+                    settings=Settings(arrow_batches_measured=scenario.measured))
+    return describe(plan(inputs, scenario.window(), scenario.aggregations(),
+                         scenario.strategy)) + "\n"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_explain_matches_its_golden_file(scenario: Scenario,
+                                         request: pytest.FixtureRequest) -> None:
+    path = GOLDEN / f"{scenario.name}.txt"
+    text = planned_text(scenario)
+    if request.config.getoption("--save-golden"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_every_strategy_has_a_golden_file() -> None:
+    strategies = {describe_strategy(s) for s in SCENARIOS}
+    assert strategies == {"native-running", "arrow-frames", "native-frames", "native-batches",
+                          "native-buckets", "panes", "arrow-intervals", "arrow-spl",
+                          "arrow-ticks", "native-periods", "arrow-dynamic", "arrow-sessions"}
+    assert {p.stem for p in GOLDEN.glob("*.txt")} == {s.name for s in SCENARIOS}
+
+
+def describe_strategy(scenario: Scenario) -> str:
+    inputs = Inputs(source(scenario.ddl, **scenario.roles),
+                    settings=Settings(arrow_batches_measured=scenario.measured))
+    return plan(inputs, scenario.window(), scenario.aggregations(), scenario.strategy).strategy

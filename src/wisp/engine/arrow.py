@@ -20,7 +20,6 @@ from ..runtime.frames import FrameKernel
 from .columns import guarded
 from .compiler import Query, compiles
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped_by_key, output_fields
-from .layout import arrow_type as arrow_type  # re-exported for engine/snapping.py
 
 
 @compiles(FramesPlan)

@@ -7,7 +7,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..binding import Events, TimeColumn
-from ..runtime.codec import tick_range_message as tick_range_message  # for engine/snapping.py
 
 
 def col(name: str) -> Column:

@@ -1,0 +1,138 @@
+"""Resumable kernels: one key's rows in chunks, and a small state carried between them.
+
+A kernel that is `Resumable` computes a key's windows from its rows in time order, a
+chunk at a time:
+
+    step(state | None, chunk) -> (outputs, state)   # the outputs final given the rows so far
+    finish(state | None) -> outputs                  # end of input (batch only)
+
+The state holds only what later outputs can still need (the rows within the window's
+reach, an open session, pending anchors, a few counters), never the key's history, and
+it serialises to bytes (`KernelState.to_bytes`: Arrow IPC with a format version) so that
+a streaming operator can store it between micro-batches. Cutting a key's rows anywhere,
+serialising and reloading the state at each cut, gives exactly the outputs of one uncut
+run: each kernel's property test checks it (`tests/kernels/resumable_check.py`).
+
+In batch, `resumed` feeds each long key run through `step` in pieces of about
+`CHUNK_ROWS` rows, so a key of any size runs in the memory of a few pieces plus the
+state; short runs, several keys at once, keep the kernel's vectorised whole-run path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from .batches import CHUNK_ROWS, key_groups
+
+STATE_VERSION = 1
+"""The format of a serialised state; a state of another format is refused."""
+_VERSION_KEY = b"wisp.state.version"
+_SCALARS_KEY = b"wisp.state.scalars"
+
+Scalar = int | float | str | bool | None
+
+
+@dataclass(frozen=True)
+class KernelState:
+    """What a kernel carries from one chunk of a key's rows to the next: `rows`, the input
+    rows later outputs can still need (in the kernel's input schema), and `scalars`, a few
+    plain values (counters, reference values, the newest time seen)."""
+
+    rows: pa.Table
+    scalars: Mapping[str, Scalar] = field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        """The state as Arrow IPC: the rows, with the format version and the scalars in
+        the schema's metadata."""
+        metadata = dict(self.rows.schema.metadata or {})
+        metadata[_VERSION_KEY] = str(STATE_VERSION).encode()
+        metadata[_SCALARS_KEY] = json.dumps(
+            {k: _encode(v) for k, v in self.scalars.items()}).encode()
+        table = self.rows.replace_schema_metadata(metadata)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        return bytes(sink.getvalue().to_pybytes())
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> KernelState:
+        """The state `to_bytes` wrote; a `ValueError` for another format version."""
+        table = pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
+        metadata = dict(table.schema.metadata or {})
+        version = metadata.pop(_VERSION_KEY, b"?").decode()
+        if version != str(STATE_VERSION):
+            raise ValueError(f"kernel state of format {version}, expected {STATE_VERSION}")
+        scalars = {k: _decode(v) for k, v in
+                   json.loads(metadata.pop(_SCALARS_KEY, b"{}").decode()).items()}
+        return cls(table.replace_schema_metadata(metadata or None), scalars)
+
+
+def _encode(value: Scalar) -> Scalar | dict[str, str]:
+    """JSON has no NaN or infinities: those floats travel as tagged strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"float": repr(value)}
+    return value
+
+
+def _decode(value: object) -> Scalar:
+    if isinstance(value, dict):
+        return float(value["float"])
+    assert value is None or isinstance(value, (int, float, str, bool))
+    return value
+
+
+class Resumable(Protocol):
+    """A kernel that takes a key's rows in chunks (see the module's docstring)."""
+
+    keys: tuple[str, ...]
+
+    def step(self, state: KernelState | None, chunk: pa.Table
+             ) -> tuple[pa.RecordBatch, KernelState]:
+        """The outputs that are final once the key's rows so far (the state's and
+        `chunk`'s, in order) are known, and the state for the rows that follow."""
+        ...
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """The outputs that only the end of the key's rows makes final."""
+        ...
+
+    def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
+                  ) -> pa.RecordBatch:
+        """The outputs of whole key runs (`runs`: where each begins, then the length)."""
+        ...
+
+
+def pending(state: KernelState | None, chunk: pa.Table) -> pa.Table:
+    """The state's rows followed by `chunk`'s: the rows a tail-recomputing step reads."""
+    if state is None or state.rows.num_rows == 0:
+        return chunk
+    return pa.concat_tables([state.rows, chunk.select(state.rows.column_names)])
+
+
+def resumed(kernel: Resumable, batches: Iterator[pa.RecordBatch],
+            limit: int = CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
+    """The kernel over a partition's batches sorted by key: runs shorter than `limit`
+    several at a time through `run_group`, longer ones in pieces through `step`, then
+    `finish`. Memory: a few pieces plus the carried state, whatever a key's size."""
+    state: KernelState | None = None
+    for table, starts, first, last in key_groups(batches, kernel.keys, limit):
+        if starts is not None:
+            out = kernel.run_group(table, starts)
+        else:
+            if first:
+                state = None
+            out, state = kernel.step(state, table)
+            if last:
+                if out.num_rows:
+                    yield out
+                out, state = kernel.finish(state), None
+        if out.num_rows:
+            yield out

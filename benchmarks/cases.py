@@ -315,6 +315,23 @@ def policy_tumbling(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
 HOUR = 3_600
 
 
+@case("streaminsight", widths=(1, 10), on=("k", "window_start", "window_end"),
+      param="size/hop")
+def hopping_ntz(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
+    """`hopping` on a timestamp_ntz time (what Spark reads from Parquet that pandas or
+    pyarrow wrote): the same windows, as groupBy("k", F.window("ts", size, hop))."""
+    df = _stamped(data).select("k", F.col("ts").cast("timestamp_ntz").alias("ts"), "v")
+    size, hop = dt.timedelta(seconds=w * HOP), dt.timedelta(seconds=HOP)
+    window = ws.Tumbling(size) if w == 1 else ws.Hopping(size, hop)
+    ours = _windows(_aggregates(ws.events(df, time="ts", key="k"), window))
+    spark_window = (F.window("ts", f"{w * HOP} seconds") if w == 1
+                    else F.window("ts", f"{w * HOP} seconds", f"{HOP} seconds"))
+    theirs = df.groupBy("k", spark_window.alias("w")).agg(*_values()).select(
+        "k", F.col("w.start").alias("window_start"), F.col("w.end").alias("window_end"),
+        *VALUES)
+    return ours, theirs
+
+
 def _tick(ts: Column) -> Column:
     """The hourly tick closing the period `(previous tick, tick]` of `ts`."""
     return F.date_trunc("hour", ts - F.expr("INTERVAL 1 MICROSECOND")) + F.expr(

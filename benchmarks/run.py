@@ -87,7 +87,8 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float, int]], list[Item]]:
               for c in ("rows", "range_") for w in widths]
     items.append(Item("cumulative", "1M", 0))
     if quick:  # one row per family beside the relative-time windows
-        items += [Item("hopping", "1M", 10), Item("sliding_count", "1M", 10),
+        items += [Item("hopping", "1M", 10), Item("hopping_ntz", "1M", 1),
+                  Item("sliding_count", "1M", 10),
                   Item("since", "1M", 0), Item("session", "1M", 60)]
         return data, items
     data["100K"] = (100_000, 0.0, 100)
@@ -99,6 +100,7 @@ def plan(quick: bool) -> tuple[dict[str, tuple[int, float, int]], list[Item]]:
               for r in (1, 10, 100)]
     items += [Item("hopping", "1M", 1_000, native=False, why_not=EXPANDS),
               Item("hopping", "100K", 1_000, native_runs=1)]
+    items += [Item("hopping_ntz", "1M", r) for r in (1, 10)]
     # Spark's frames at w = 1000 are timed three times in the rows and range_ rows above
     items += [Item(c, "1M", w, native_runs=1 if w >= 1_000 else None)
               for c in SLIDING for w in (10, 1_000)]

@@ -9,7 +9,7 @@ import sys
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from .plan.source import ARROW_BATCH_BYTES
+from .plan.source import ARROW_BATCH_BYTES as ARROW_BATCH_BYTES
 
 # ARROW_BATCH_BYTES: Spark's cap on the bytes of one Arrow batch sent to a Python worker
 # (64 MiB by default). Under any cap, Spark measures the batch being built after every row it adds;

@@ -72,9 +72,18 @@ def describe_events(events: Events) -> Source:
                   events.end, events.key, events.order, events.on_null_time)
 
 
+UTC_ZONES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT", "Universal",
+                       "Etc/Universal", "Zulu", "Etc/Zulu", "Z", "+00:00", "-00:00",
+                       "GMT0", "Etc/GMT0", "Etc/GMT+0", "Etc/GMT-0", "Greenwich",
+                       "Etc/Greenwich"})
+"""Names of the time zone UTC, as the session time zone may be set."""
+
+
 def settings(spark: SparkSession) -> Settings:
     """The session settings the planner reads."""
-    return Settings(arrow_batches_measured=arrow_batches_measured(spark))
+    zone = spark.conf.get("spark.sql.session.timeZone", None)
+    return Settings(arrow_batches_measured=arrow_batches_measured(spark),
+                    utc_session=zone in UTC_ZONES)
 
 
 def is_column(value: object) -> bool:

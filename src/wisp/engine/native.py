@@ -180,10 +180,14 @@ def batches(plan: BatchesPlan, query: Query) -> DataFrame:
 
 
 def time_ticks(time: TimeColumn) -> Column:
-    """The time column as ticks: microseconds, days for date time, or the integer."""
+    """The time column as ticks: microseconds, days for date time, or the integer.
+    timestamp_ntz goes through a cast to timestamp, exact because the planner sends it
+    here only where the session time zone is UTC (`plan.source.native_time_blocker`)."""
     t = col(time.name)
     if time.kind == "timestamp":
         return F.unix_micros(t)
+    if time.kind == "timestamp_ntz":
+        return F.unix_micros(t.cast("timestamp"))
     if time.kind == "date":
         return F.unix_date(t).cast("long")
     return t.cast("long")
@@ -192,6 +196,8 @@ def time_ticks(time: TimeColumn) -> Column:
 def time_from_ticks(ticks: Column, time: TimeColumn) -> Column:
     if time.kind == "timestamp":
         return F.timestamp_micros(ticks)
+    if time.kind == "timestamp_ntz":
+        return F.timestamp_micros(ticks).cast("timestamp_ntz")
     if time.kind == "date":
         return F.date_from_unix_date(ticks.cast("int"))
     return ticks

@@ -26,11 +26,19 @@ from .aggregations import GROUPED_FNS, grouped_blocker
 from .durations import DAY, resolve_duration
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
-from .source import Inputs, Source, TimeColumn, kernel_shape, tie_break_columns
+from .source import (
+    Inputs,
+    Settings,
+    Source,
+    TimeColumn,
+    kernel_shape,
+    native_time_blocker,
+    tie_break_columns,
+)
 
 STRATEGY = "arrow-intervals"
 BUCKETS = "native-buckets"
-BUCKET_TIMES = ("timestamp", "date", "integer")
+BUCKET_TIMES = ("timestamp", "timestamp_ntz", "date", "integer")
 PANES = "panes"
 PANE_FNS = {"count": GROUPED_FNS["count"], "sum": ("integer", "float"),
             "mean": ("integer", "float"), "min": GROUPED_FNS["min"], "max": GROUPED_FNS["max"]}
@@ -242,13 +250,13 @@ def _hopping(source: Source, size: int, hop: int, align: int, output: str) -> Ho
     return HoppingWindows(size // unit, hop // unit, align // unit, output)
 
 
-def bucket_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+def bucket_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...],
+                   settings: Settings) -> str | None:
     """Why a tumbling window cannot run as one groupBy, or None when it can."""
     if source.end is not None:
         return "interval events span several windows"
-    if source.time.kind not in BUCKET_TIMES:
-        return f"{source.time.kind} time runs on the kernel"
-    return grouped_blocker(resolved)
+    return native_time_blocker(source.time, settings, BUCKET_TIMES) or grouped_blocker(
+        resolved)
 
 
 @rule(Tumbling)
@@ -263,7 +271,7 @@ def plan_tumbling(inputs: Inputs, window: Tumbling, resolved: tuple[ResolvedAggr
     _check(source, strategy, "Tumbling")
     size = _positive(window.size, source.time, "size")
     align = resolve_align(window.align, source.time)
-    blocker = bucket_blocker(source, resolved)
+    blocker = bucket_blocker(source, resolved, inputs.settings)
     if strategy == BUCKETS and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
     if (blocker is None and strategy is None) or strategy == BUCKETS:
@@ -274,14 +282,16 @@ def plan_tumbling(inputs: Inputs, window: Tumbling, resolved: tuple[ResolvedAggr
                            "window, so one groupBy computes them, and every aggregation "
                            "has an exact Spark form", size=size // unit, align=align // unit)
     windows = _hopping(source, size, size, align, "windows")
-    return _panes_or_kernel(source, window, windows, resolved, strategy)
+    return _panes_or_kernel(source, window, windows, resolved, strategy, inputs.settings)
 
 
-def pane_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+def pane_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...],
+                 settings: Settings) -> str | None:
     """Why hopping windows cannot merge per-pane partial aggregates, or None when they
     can."""
-    if source.time.kind not in BUCKET_TIMES:
-        return f"{source.time.kind} time runs on the kernel"
+    blocker = native_time_blocker(source.time, settings, BUCKET_TIMES)
+    if blocker is not None:
+        return blocker
     for r in resolved:
         if r.value_class not in PANE_FNS.get(r.aggregation.fn, ()):
             return f"{r.aggregation.output_name} is not a merge of per-pane partial results"
@@ -302,14 +312,15 @@ def plan_hopping(inputs: Inputs, window: Hopping, resolved: tuple[ResolvedAggreg
                         "(snapped lifetimes need windows without gaps)", window.hop)
     align = resolve_align(window.align, source.time)
     windows = _hopping(source, size, hop, align, window.output)
-    return _panes_or_kernel(source, window, windows, resolved, strategy)
+    return _panes_or_kernel(source, window, windows, resolved, strategy, inputs.settings)
 
 
 def _panes_or_kernel(source: Source, window: object, windows: HoppingWindows,
-                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
+                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None,
+                     settings: Settings) -> Plan:
     """Hopping windows as panes when every aggregation merges per-pane partials and no
     other strategy is asked for, else on the interval kernel."""
-    blocker = pane_blocker(source, resolved)
+    blocker = pane_blocker(source, resolved, settings)
     if strategy == PANES and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
     if blocker is not None or strategy == STRATEGY:

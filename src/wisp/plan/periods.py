@@ -17,7 +17,15 @@ from .aggregations import grouped_blocker, refuse_lifetimes
 from .durations import DAY
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
-from .source import ExprRef, Inputs, Source, kernel_shape, tie_break_columns
+from .source import (
+    ExprRef,
+    Inputs,
+    Settings,
+    Source,
+    kernel_shape,
+    native_time_blocker,
+    tie_break_columns,
+)
 
 PERIODS = "native-periods"
 TICKS = "arrow-ticks"
@@ -164,16 +172,17 @@ def _ticks_plan(source: Source, window: object, ticks: Ticks,
                      "whatever the periods' lengths, and ticks never leave the executors")
 
 
-def periods_blocker(source: Source, ticks: Ticks,
-                    resolved: tuple[ResolvedAggregation, ...]) -> str | None:
+def periods_blocker(source: Source, ticks: Ticks, resolved: tuple[ResolvedAggregation, ...],
+                    settings: Settings) -> str | None:
     """Why `Since` cannot run as one groupBy on each event's tick, or None when it can."""
     tick = ticks.calendar
     if tick is None or ticks.emit != "ticks":
         return "only calendar ticks emitted at the ticks are groups of events"
     if tick.unit not in FIXED_PERIODS or tick.tz != "UTC":
         return "only hourly, daily and weekly ticks in UTC have periods of one length"
-    if source.time.kind not in ("timestamp", "date"):
-        return f"{source.time.kind} time runs on the kernel"
+    blocker = native_time_blocker(source.time, settings, ("timestamp", "timestamp_ntz", "date"))
+    if blocker is not None:
+        return blocker
     if source.time.kind == "date" and tick.unit == "hourly":
         return "hourly ticks need a timestamp time"
     return grouped_blocker(resolved)
@@ -188,7 +197,7 @@ def plan_since(inputs: Inputs, window: Since, resolved: tuple[ResolvedAggregatio
     source = inputs.source
     _check(source, resolved, strategy, "Since")
     ticks = _ticks(inputs, window.tick, 1, True, window.emit, trailing=False)
-    blocker = periods_blocker(source, ticks, resolved)
+    blocker = periods_blocker(source, ticks, resolved, inputs.settings)
     if strategy == PERIODS and blocker is not None:
         raise bad_value("strategy", f"'arrow-ticks' or None here ({blocker})", strategy)
     if blocker is not None or strategy == TICKS:

@@ -92,7 +92,10 @@ def _decode(value: object) -> Scalar:
 class Resumable(Protocol):
     """A kernel that takes a key's rows in chunks (see the module's docstring)."""
 
-    keys: tuple[str, ...]
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The key columns: rows of one key are contiguous in the kernel's input."""
+        ...
 
     def step(self, state: KernelState | None, chunk: pa.Table
              ) -> tuple[pa.RecordBatch, KernelState]:

@@ -36,6 +36,11 @@ Semantics (the binding rules, in wisp's words):
 Several keys' runs can be computed at once (`runs`, as in `kernels.runs`): every
 policy restarts at each run, and no window holds two runs' tuples.
 
+One key's tuples can also be replayed in chunks (`resume_sliding`, `tumbling` with a
+`Carry`): the input starts with the window's contents carried from the chunks before
+(no arrivals of their own), and the carry holds what the policies remember (the clock,
+the count of arrivals, the delta trigger's reference, whether the window has been full).
+
 Cost per call of `n` tuples and `m` firings: O((n + m) log(n + m)) time, vectorised,
 however many runs it holds. Contiguous windows (count eviction; time or delta eviction
 whenever the evictions go oldest first, e.g. in-order data) reuse `window_agg`
@@ -58,6 +63,7 @@ import numpy.typing as npt
 
 from ..spec.policies import Count, Delta, Policy, Time
 from .runs import (
+    chain,
     counts_at_most,
     offsets,
     one_run,
@@ -100,6 +106,28 @@ class Alive:
 
 
 Windows = Frames | Alive
+
+
+@dataclass(frozen=True)
+class Carry:
+    """Where a resumed replay of one key starts (`sliding`/`tumbling` with `carry`): the
+    input's first `held` tuples are carried over from earlier chunks (a sliding window's
+    contents, or a tumbling window's tuples since its last firing) and have already
+    arrived (no events of their own); the tuples after them arrive now.
+
+    `clock`: the newest time seen before (None: no tuple yet); `arrived`: how many
+    tuples arrived before (a count trigger's phase); `reference`: the delta trigger's
+    reference value (the attribute of the last tuple that fired; None: no tuple yet);
+    `full`: the window has been full (delta eviction: it has evicted); `final`: the input
+    ends here, so the time firings up to the first at or after the clock are emitted
+    (otherwise only those before the clock: a later tuple may still join the others)."""
+
+    held: int = 0
+    clock: int | float | None = None
+    arrived: int = 0
+    reference: int | float | None = None
+    full: bool = False
+    final: bool = False
 
 # ---------------------------------------------------------------- small primitives
 
@@ -189,6 +217,20 @@ def _grid_at_or_after(now: Ticks, t: float, align: float) -> Ticks:
     return k
 
 
+def carried_firings(now: Ticks, policy: Time, carry: Carry) -> Ticks:
+    """The time firings of a resumed replay (one run, `now` its clocks, the carried
+    tuples' clock first): from the first at or after the carried clock (or, with no
+    tuple before, the first tuple's time) to the last before the newest clock, or with
+    `carry.final` to the first at or after it. The firings before them were emitted by
+    earlier chunks; those after wait for later tuples."""
+    if len(now) == 0:
+        return now[:0]
+    begin = now[0] if carry.clock is None else carry.clock
+    bounds = np.array([begin, now[-1]], dtype=now.dtype)
+    times, _ = time_firings(bounds, one_run(2), policy)
+    return times if carry.final else times[:-1]
+
+
 def _empty(times: Ticks) -> Frames:
     empty = np.zeros(0, dtype=np.int64)
     return Frames(times[:0], empty, empty, empty)
@@ -208,57 +250,100 @@ def sliding(times: Ticks, attrs: Mapping[str, Ticks], evict: Policy, trigger: Po
     stage >= `2j + 1` until the first firing after the eviction event that removes it,
     or after its run ends.
     """
+    return _sliding(times, attrs, evict, trigger, partial, runs, None)[0]
+
+
+def resume_sliding(times: Ticks, attrs: Mapping[str, Ticks], evict: Policy,
+                   trigger: Policy, partial: bool, carry: Carry) -> tuple[Windows, int]:
+    """`sliding` over one key's tuples resumed from `carry` (see `Carry`): the first
+    `carry.held` tuples are the window's contents left by the earlier chunks, the
+    others arrive now. The firings are those of the arriving tuples (and the time
+    firings `carried_firings` gives); also the position of the last tuple that fired a
+    trigger (-1: none), the delta trigger's next reference."""
+    return _sliding(times, attrs, evict, trigger, partial, None, carry)
+
+
+def _sliding(times: Ticks, attrs: Mapping[str, Ticks], evict: Policy, trigger: Policy,
+             partial: bool, runs: IntArray | None, carry: Carry | None
+             ) -> tuple[Windows, int]:
     n = len(times)
     if n == 0:
-        return _empty(times)
+        return _empty(times), -1
+    held = 0 if carry is None else carry.held
     runs = one_run(n) if runs is None else runs
     if (isinstance(trigger, Count) and trigger.n == 1 and isinstance(evict, Time)
-            and times.dtype.kind == "i" and isinstance(t := ticks(evict.t), int)):
+            and times.dtype.kind == "i" and isinstance(t := ticks(evict.t), int)
+            and (carry is None or carry.clock is None or held == n
+                 or times[held] >= carry.clock)):
         recent = _recent_in_order(times, runs, t)
         if recent is not None:
-            return recent
+            if held:
+                recent = Frames(recent.time[held:], recent.lo[held:], recent.hi[held:],
+                                recent.run[held:])
+            return recent, n - 1 if n > held else -1
     run_of = run_index(runs)
     starts, ends = runs[:-1], runs[1:]
     now = running_max(times, runs)
+    if carry is not None and carry.clock is not None:
+        now = np.maximum(now, np.asarray(carry.clock, dtype=now.dtype))
     positions = np.arange(n, dtype=np.int64)
     arrival: IntArray
     if isinstance(trigger, Count):
-        arrival = positions[(positions - starts[run_of]) % trigger.n == trigger.n - 1]
+        if carry is None:
+            arrival = positions[(positions - starts[run_of]) % trigger.n == trigger.n - 1]
+        else:
+            later = positions[held:]
+            arrival = later[(carry.arrived + later - held) % trigger.n == trigger.n - 1]
         stage = 2 * arrival + 1
         fire_time = now[arrival]
         fire_run = run_of[arrival]
     elif isinstance(trigger, Delta):
-        nxt = next_exceeding(attrs[trigger.attr], ticks(trigger.d), ends[run_of])
-        arrival, fire_run = run_chains(nxt, runs)
+        values, d = attrs[trigger.attr], ticks(trigger.d)
+        nxt = next_exceeding(values, d, ends[run_of])
+        if carry is None or carry.reference is None:
+            assert held == 0, "a carried window without a delta reference"
+            arrival, fire_run = run_chains(nxt, runs)
+        else:
+            arrival = _chain_after(nxt, values, d, held, carry.reference)
+            fire_run = run_of[arrival]
         stage = 2 * arrival
         fire_time = now[arrival]
     elif isinstance(trigger, Time):
-        fire_time, fire_run = time_firings(now, runs, trigger)
+        if carry is None:
+            fire_time, fire_run = time_firings(now, runs, trigger)
+        else:
+            fire_time = carried_firings(now, trigger, carry)
+            fire_run = np.zeros(len(fire_time), dtype=np.int64)
         arrival = run_search(now, runs, fire_time, fire_run, "right") - 1
         stage = 2 * arrival + 1
     else:
         raise ValueError(f"wisp: a sliding window's trigger is Count, Time or Delta, found "
                          f"{trigger!r}")
-    every_arrival = isinstance(trigger, Count) and trigger.n == 1
+    every_arrival = isinstance(trigger, Count) and trigger.n == 1 and held == 0
     qlo = firings_before(stage, 2 * positions + 1, every_arrival)
     # the first firing of the later runs: no tuple lives into it
     cap = firings_before(stage, 2 * ends, every_arrival)[run_of]
     full_stage: IntArray | None = None
     if isinstance(evict, Time):
         qhi = _time_deaths(times, now, runs, ticks(evict.t), stage, arrival, fire_time,
-                           isinstance(trigger, Time), cap, every_arrival)
+                           isinstance(trigger, Time), cap, every_arrival, held)
     else:
         if isinstance(evict, Count):
             killer = positions + evict.n
-            full_stage = 2 * (starts + evict.n - 1) + 1  # n tuples inserted
+            # n tuples inserted (a carried window of fewer than n holds every tuple
+            # before it, so positions are counted from the key's first tuple)
+            full_stage = 2 * (starts + evict.n - 1) + 1
         elif isinstance(evict, Delta):
             killer = next_exceeding(attrs[evict.attr], ticks(evict.d), ends[run_of])
             first_evict = np.minimum.reduceat(killer, starts)
             full_stage = np.where(first_evict < ends, 2 * first_evict + 1, 2 * n + 2)
+            if carry is not None and carry.full:
+                full_stage = None
         else:
             raise ValueError(f"wisp: a sliding window's eviction is Count, Time or Delta, "
                              f"found {evict!r}")
         qhi = firings_before(stage, 2 * killer + 1, every_arrival)
+    last_arrival = int(arrival[-1]) if len(arrival) else -1
     qhi = np.maximum(np.minimum(qhi, cap), qlo)
     if full_stage is not None and not partial and not isinstance(trigger, Time):
         keep = stage >= full_stage[fire_run]
@@ -270,8 +355,21 @@ def sliding(times: Ticks, attrs: Mapping[str, Ticks], evict: Policy, trigger: Po
         # then those inserted by f (qlo <= f)
         lo = counts_at_most(qhi, len(fire_time))
         hi = counts_at_most(qlo, len(fire_time))
-        return Frames(fire_time, lo, np.maximum(hi, lo), fire_run)
-    return Alive(fire_time, qlo, qhi, fire_run)
+        return Frames(fire_time, lo, np.maximum(hi, lo), fire_run), last_arrival
+    return Alive(fire_time, qlo, qhi, fire_run), last_arrival
+
+
+def _chain_after(nxt: IntArray, values: Ticks, d: int | float, held: int,
+                 reference: int | float) -> IntArray:
+    """The delta trigger's firings of a resumed replay: the first tuple from `held` on
+    exceeding `reference` by more than `d`, then the chain of `nxt` from it."""
+    ref = np.asarray(reference, dtype=values.dtype)
+    hit = np.flatnonzero(exceeds(values[held:], ref, d))
+    if not len(hit):
+        return np.zeros(0, dtype=np.int64)
+    first = held + int(hit[0])
+    path: IntArray = chain(nxt[first:] - first) + first
+    return path
 
 
 def _recent_in_order(times: Ticks, runs: IntArray, t: int) -> Frames | None:
@@ -303,7 +401,7 @@ def firings_before(stage: IntArray, query: IntArray, every_arrival: bool) -> Int
 
 def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
                  stage: IntArray, arrival: IntArray, fire_time: Ticks, time_trigger: bool,
-                 cap: IntArray, every_arrival: bool) -> IntArray:
+                 cap: IntArray, every_arrival: bool, held: int = 0) -> IntArray:
     """For time eviction: the first firing index after each tuple's eviction (`cap`,
     the next run's first firing, when its run ends first).
 
@@ -313,11 +411,13 @@ def _time_deaths(times: Ticks, now: Ticks, runs: IntArray, t: int | float,
     decrease within the run, so the first event that evicts tuple `j`
     (clock - times[j] > t) is found among the run's events after `j`'s insertion by one
     search for integer ticks (clock > times[j] + t, saturating), by a binary search on
-    the rounded difference for float ticks."""
+    the rounded difference for float ticks. The first `held` tuples (a resumed replay's
+    carried window) arrived before: their arrivals are no events."""
     n = len(times)
     m = len(stage)
     first_of_run = np.zeros(n, dtype=bool)
     first_of_run[runs[:-1]] = True
+    first_of_run[:held] = True
     later = np.nonzero(~first_of_run)[0].astype(np.int64)
     ev_clock = now[later]
     ev_order = later * 2  # (arrival, 0) sorts before the firings after it
@@ -368,7 +468,8 @@ def _first_exceeding(clocks: Ticks, times: Ticks, t: int | float, low: IntArray,
 
 
 def tumbling(times: Ticks, attrs: Mapping[str, Ticks], punctuation: BoolArray | None,
-             policy: Policy, partial: bool, runs: IntArray | None = None) -> Frames:
+             policy: Policy, partial: bool, runs: IntArray | None = None,
+             carry: Carry | None = None) -> Frames:
     """The emitted windows of a policy-tumbling window over each run's tuples.
 
     `Count(n)`: every `n` tuples, fired by the `n`-th (time = its clock). `Time(t)`: the
@@ -377,7 +478,13 @@ def tumbling(times: Ticks, attrs: Mapping[str, Ticks], punctuation: BoolArray | 
     window's oldest tuple) fires the window without itself, then starts the next one.
     `Punctuation(col)`: a tuple whose `col` is true closes the window it ends (it is
     its last tuple). The unfired tail of a run is emitted at its end only with
-    `partial` (time = the newest time seen)."""
+    `partial` (time = the newest time seen).
+
+    Resumed (`carry`, one key's run): the first `carry.held` tuples are the window's
+    tuples since its last firing, carried from earlier chunks, so the windows of the
+    whole input are those of the key's tuples from that firing on (a count window's
+    first tuples, a delta window's first tuple, no punctuation among them); the clock
+    starts at `carry.clock`, and time firings are `carried_firings`."""
     n = len(times)
     if n == 0:
         return _empty(times)
@@ -385,8 +492,14 @@ def tumbling(times: Ticks, attrs: Mapping[str, Ticks], punctuation: BoolArray | 
     run_of = run_index(runs)
     starts = runs[:-1]
     now = running_max(times, runs)
+    if carry is not None and carry.clock is not None:
+        now = np.maximum(now, np.asarray(carry.clock, dtype=now.dtype))
     if isinstance(policy, Time):
-        fire_time, fire_run = time_firings(now, runs, policy)
+        if carry is None:
+            fire_time, fire_run = time_firings(now, runs, policy)
+        else:
+            fire_time = carried_firings(now, policy, carry)
+            fire_run = np.zeros(len(fire_time), dtype=np.int64)
         hi = run_search(now, runs, fire_time, fire_run, "right")
         lo = _window_starts(hi, starts[fire_run])
         return Frames(fire_time, lo, hi, fire_run)
@@ -406,7 +519,7 @@ def tumbling(times: Ticks, attrs: Mapping[str, Ticks], punctuation: BoolArray | 
     lo = _window_starts(ends, starts[fire_run])
     hi = ends.astype(np.int64)
     fire_time = now[fired_by]
-    if partial:
+    if partial and (carry is None or carry.final):
         padded = np.concatenate([np.zeros(1, dtype=np.int64), ends])
         last = np.searchsorted(ends, runs[1:], side="right")  # in `padded`
         closed = np.maximum(padded[last], starts)

@@ -3,7 +3,9 @@ kernel takes each key's run of the union of anchor rows and events (`KIND` tells
 apart), splits anchors from events and finds every window's `[lo, hi)` by binary search
 in the sorted event times; clock ticks are generated here from the key's span. Obsolete
 violations travel as a message column (`VIOLATION`) that the driver's `raise_error`
-filter turns into a failed query.
+filter turns into a failed query. Short key runs go several at a time through
+`run_group`; a long run goes through `step` in pieces, carrying the events windows can
+still reach and the anchors whose windows are still open (`DynamicKernel`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from ..kernels.frames import shifted
 from ..kernels.runs import offsets, one_run, owners, run_index
 from ..plan.dynamic import ClockTicks
 from .aggregate import AggregateJob, aggregate
-from .batches import whole_runs
+from .batches import CHUNK_ROWS, key_groups
 from .codec import DAY, from_ticks, ticks_or_zero, to_ticks, validity
+from .resumable import KernelState, Scalar, pending
 
 KIND, TIME, START, END, OBSOLETE = ("__wisp_kind", "__wisp_time", "__wisp_start",
                                     "__wisp_end", "__wisp_obsolete")
@@ -45,7 +48,32 @@ class BoundJob:
 
 @dataclass(frozen=True)
 class DynamicKernel:
-    """The executor side of dynamic windows: picklable, no Spark objects."""
+    """The executor side of dynamic windows: picklable, no Spark objects.
+
+    Resumable (`step`, `finish`, as `resumable.Resumable`, except that `run_group`
+    yields batches): a key's rows arrive sorted by time, then kind (an anchor before
+    the events of its time), so once a row of time `T` has arrived every event before
+    `T` is known, and an anchor's window is final when its end is known and before `T`.
+    `step` emits those windows; the state holds
+
+    - the anchors whose windows are not final yet (an anchor with a null end, "the end
+      of time", waits for `finish`);
+    - the events a window may still reach: from the earliest start of those anchors
+      (all events while one of them has a null start), and no earlier than a later
+      anchor's window may start: the newest time seen plus the `start` offset (the
+      time itself without a `start`), or the largest `obsolete` so far, whichever is
+      later. With a `start` read from a column and no `obsolete` bound, nothing limits
+      later windows, so every event of the key is carried: the one case where memory
+      grows with the key's history. An anchor that breaks the obsolete promise makes
+      the query fail (`VIOLATION`), and its own aggregates may then miss dropped events;
+    - scalars: the previous anchor's obsolete, the largest obsolete so far, and the
+      first violation found (reported on its anchor's row when that row is emitted).
+
+    A clock generates its ticks from the key's first event (or the clock's start): the
+    ticks up to the newest time seen exist whatever follows, and are emitted once final
+    as above; the state holds the next tick not emitted, the events from that tick's
+    window start on, and the newest time, since the ticks run up to the key's last
+    event (or the clock's end), which only `finish` knows."""
 
     keys: tuple[str, ...]
     time_kind: str
@@ -59,9 +87,196 @@ class DynamicKernel:
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
 
+    chunk_rows: int = CHUNK_ROWS
+
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for table, starts in whole_runs(batches, self.keys):
-            yield from self.run_group(table, starts)
+        """Short key runs several at a time (`run_group`), long runs in pieces of about
+        `chunk_rows` rows through `step`, then `finish` (`resumable.resumed`, with
+        `run_group` yielding batches)."""
+        state: KernelState | None = None
+        for table, starts, first, last in key_groups(batches, self.keys, self.chunk_rows):
+            if starts is not None:
+                yield from self.run_group(table, starts)
+                continue
+            out, state = self.step(None if first else state, table)
+            if out.num_rows:
+                yield out
+            if last:
+                out, state = self.finish(state), None
+                if out.num_rows:
+                    yield out
+
+    def step(self, state: KernelState | None, chunk: pa.Table
+             ) -> tuple[pa.RecordBatch, KernelState]:
+        """The windows final once the key's rows so far are known, and the state for the
+        rows that follow (see the class)."""
+        if chunk.num_rows == 0:
+            return self.empty(), state if state is not None else KernelState(chunk)
+        table = pending(state, chunk)
+        scalars = dict(state.scalars) if state is not None else {}
+        newest = to_ticks(chunk.column(TIME).slice(chunk.num_rows - 1).combine_chunks(),
+                          self.time_kind)
+        if self.clock is not None:
+            return self.clock_step(table, scalars, newest, self.clock)
+        return self.anchor_step(table, scalars, newest, state)
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """The windows still open at the end of the key's rows."""
+        if state is None or not state.scalars:
+            return self.empty()
+        if self.clock is not None:
+            newest = np.array([state.scalars["newest"]],
+                              dtype=to_ticks(state.rows.column(TIME).slice(0, 0)
+                                             .combine_chunks(), self.time_kind).dtype)
+            return self.clock_step(state.rows, dict(state.scalars), newest, self.clock,
+                                   True)[0]
+        return self.anchor_step(state.rows, dict(state.scalars), None, state)[0]
+
+    def anchor_step(self, table: pa.Table, scalars: dict[str, Scalar],
+                    newest: npt.NDArray[Any] | None, state: KernelState | None
+                    ) -> tuple[pa.RecordBatch, KernelState]:
+        """Anchors from another table: the windows final before `newest` (all of them at
+        the end, `newest` None), and the anchors and events still needed."""
+        kinds = np.asarray(table.column(KIND).to_numpy(zero_copy_only=False))
+        is_event = kinds == 1
+        events = table.filter(pa.array(is_event))
+        anchors = table.filter(pa.array(~is_event))
+        ticks = to_ticks(events.column(TIME).combine_chunks(), self.time_kind)
+        anchor_ticks = to_ticks(anchors.column(TIME).combine_chunks(), self.time_kind)
+        m = anchors.num_rows
+        old = 0  # anchors carried in the state: checked when they arrived
+        if state is not None and state.rows.num_rows:
+            old = int(np.count_nonzero(np.asarray(
+                state.rows.column(KIND).to_numpy(zero_copy_only=False)) != 1))
+        starts_, start_known = self.bound(self.start, anchors, anchor_ticks)
+        ends, end_known = self.bound(self.end, anchors, anchor_ticks)
+        messages: list[str | None] = [None] * m
+        at = scalars.get("violation_at")
+        if isinstance(at, int):
+            messages[at] = str(scalars["message"])
+        if self.obsolete.kind != "none" and m > old:
+            obsolete, obsolete_known = self.bound(self.obsolete, anchors, anchor_ticks)
+            if self.check and not scalars.get("violated"):
+                found = self.first_violation(scalars, starts_[old:], start_known[old:],
+                                             obsolete[old:], obsolete_known[old:])
+                if found is not None:
+                    messages[old + found.index] = self.message(
+                        found, anchor_ticks[old + found.index], table.slice(0, 1))
+                    scalars["violated"] = True
+            scalars["previous"] = obsolete[-1].item()
+            scalars["previous_known"] = bool(obsolete_known[-1])
+            known = obsolete[old:][obsolete_known[old:]]
+            if len(known):
+                floor = scalars.get("floor")
+                top = known.max().item()
+                scalars["floor"] = top if floor is None else max(floor, top)
+        final = np.ones(m, dtype=bool) if newest is None else end_known & (ends < newest[0])
+        out = self.empty()
+        if final.any():
+            out = self.windows(table, one_run(table.num_rows), events, ticks,
+                               one_run(len(ticks)), np.zeros(int(final.sum()), np.int64),
+                               anchor_ticks[final], starts_[final], start_known[final],
+                               ends[final], end_known[final],
+                               [msg for msg, f in zip(messages, final, strict=True) if f])
+        if newest is None:
+            return out, KernelState(table.slice(0, 0), {})
+        waiting = ~final
+        keep = self.later_starts(newest, scalars.get("floor"))
+        if waiting.any():
+            if not start_known[waiting].all():
+                keep = None
+            elif keep is not None:
+                keep = min(keep, starts_[waiting].min().item())
+        rows = ~is_event
+        rows[~is_event] = waiting
+        times = to_ticks(table.column(TIME).combine_chunks(), self.time_kind)
+        rows |= is_event & (True if keep is None else times >= keep)
+        flagged = [i for i, msg in enumerate(messages) if msg is not None]
+        at = None
+        if flagged and waiting[flagged[0]]:
+            at = int(np.count_nonzero(waiting[:flagged[0]]))
+        scalars["violation_at"] = at
+        scalars["message"] = None if at is None else messages[flagged[0]]
+        return out, KernelState(table.filter(pa.array(rows)), scalars)
+
+    def first_violation(self, scalars: dict[str, Scalar], starts: npt.NDArray[Any],
+                        start_known: npt.NDArray[np.bool_], obsolete: npt.NDArray[Any],
+                        obsolete_known: npt.NDArray[np.bool_]) -> dk.Violation | None:
+        """The first of new anchors that breaks an obsolete rule, given the anchor before
+        them (no violation so far, so its obsolete is the largest of all before)."""
+        offset = 0
+        if "previous" in scalars:
+            offset = 1
+            starts = np.concatenate([starts[:1], starts])
+            start_known = np.concatenate([[True], start_known])
+            obsolete = np.concatenate([np.array([scalars["previous"]], obsolete.dtype),
+                                       obsolete])
+            obsolete_known = np.concatenate([[bool(scalars["previous_known"])],
+                                             obsolete_known])
+        found = dk.obsolete_violations(starts, start_known, obsolete, obsolete_known)
+        if not found:
+            return None
+        first = found[0]
+        return dk.Violation(first.index - offset, first.rule, first.bound, first.found,
+                            first.found_known)
+
+    def later_starts(self, newest: npt.NDArray[Any], floor: Scalar) -> Any:
+        """No window of an anchor yet to come starts before this (None: no bound)."""
+        structural: Any = None
+        if self.start.kind == "none":
+            structural = newest[0].item()
+        elif self.start.kind == "offset":
+            structural = shifted(newest, self.start.offset)[0].item()
+        if floor is None:
+            return structural
+        return floor if structural is None else max(structural, floor)
+
+    def clock_step(self, table: pa.Table, scalars: dict[str, Scalar],
+                   newest: npt.NDArray[Any], clock: ClockTicks, last: bool = False
+                   ) -> tuple[pa.RecordBatch, KernelState]:
+        """Clock ticks: those up to `newest` (the key's last event at the end, `last`)
+        whose windows are final, and the events the next ticks' windows may reach."""
+        ticks = to_ticks(table.column(TIME).combine_chunks(), self.time_kind)
+        align = clock.align if clock.align is not None else (
+            0.0 if self.time_kind == "float" else 0)
+        if "first" not in scalars:
+            first = ticks[:1] if clock.start is None else np.array([clock.start])
+            scalars["first"] = first[0].item()
+            scalars["next"] = int(dk.clock_ranges(first, first, clock.every, align)[0][0])
+        first = np.array([scalars["first"]], dtype=ticks.dtype)
+        # the ticks that exist whatever follows (up to the newest time, or the clock's
+        # end) and, before the end, only those whose windows may be final
+        upper = newest if clock.end is None else np.array([clock.end], newest.dtype)
+        if not last:
+            reach = newest if self.end.kind == "none" else shifted(newest, -self.end.offset)
+            upper = np.minimum(upper, reach)
+        k0, count = dk.clock_ranges(first, upper, clock.every, align)
+        k_next = int(scalars["next"])  # type: ignore[arg-type]
+        steps = np.arange(k_next, int(k0[0]) + int(count[0]), dtype=np.int64)
+        anchor_ticks = dk.tick_values(steps, clock.every, align, ticks.dtype.kind == "f")
+        starts, start_known = self.bound(self.start, None, anchor_ticks)
+        ends, end_known = self.bound(self.end, None, anchor_ticks)
+        done = len(steps) if last else int(np.count_nonzero(ends < newest[0]))
+        out = self.empty()
+        if done:
+            part = slice(0, done)
+            out = self.windows(table, one_run(table.num_rows), table, ticks,
+                               one_run(len(ticks)), np.zeros(done, np.int64),
+                               anchor_ticks[part], starts[part], start_known[part],
+                               ends[part], end_known[part], [None] * done)
+        scalars["next"] = k_next + done
+        scalars["newest"] = newest[0].item()
+        if last:
+            return out, KernelState(table.slice(0, 0), {})
+        following = dk.tick_values(np.array([k_next + done], dtype=np.int64), clock.every,
+                                   align, ticks.dtype.kind == "f")
+        reach = self.bound(self.start, None, following)[0][0]
+        # the last event stays for its key's columns (outside every window, harmless)
+        begin = min(int(np.searchsorted(ticks, reach, side="left")), table.num_rows - 1)
+        return out, KernelState(table.slice(begin), scalars)
+
+    def empty(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([], schema=self.schema)
 
     def run_group(self, group: pa.Table, starts: IntArray | None = None
                   ) -> Iterator[pa.RecordBatch]:

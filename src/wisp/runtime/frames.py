@@ -2,13 +2,15 @@
 sorted batches, finds each key's run of events and computes every frame's aggregates at
 once.
 
-For `Rows` and `Range` frames the kernel streams each key's run in chunks of about
-`CHUNK_ROWS` events, carrying over only the events that later windows can still need
-(the last `-first` events for `Rows`, the events after `t + start` for `Range`), so a hot
-key never sits whole in the Python worker; shorter runs are computed together, about
-`GROUP_ROWS` events at a time, each frame clipped to its own run, so that a million
-keys of a few events cost what a few long keys do. The running frame (only chosen for
-user-defined aggregates) holds one key's run at a time.
+Short key runs are computed together, about `GROUP_ROWS` events at a time, each frame
+clipped to its own run (`run_group` with `runs`), so that a million keys of a few events
+cost what a few long keys do. A long run goes through `step` in pieces of about
+`CHUNK_ROWS` events and then `finish` (`resumable.resumed`): the kernel is `Resumable`,
+carrying over only the events that later windows can still need (the last `-first`
+events for `Rows`, the events after `t + start` for `Range`), so a hot key never sits
+whole in the Python worker. The running frame (only chosen for user-defined aggregates,
+or when the strategy is forced) needs every event of the key up to each anchor, so its
+state is the key's whole run so far: the one unbounded case (see `FrameKernel`).
 """
 
 from __future__ import annotations
@@ -24,13 +26,44 @@ import pyarrow as pa
 from ..kernels import frames as fr
 from ..plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from .aggregate import AggregateJob, aggregate
-from .batches import CHUNK_ROWS, key_groups, key_runs
+from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
+from .resumable import KernelState, pending, resumed
+
+GATHER = 3
+"""A step computes once its new events number at least `GATHER` times the carried ones
+(else it only keeps them): wide windows carry many events, and recomputing them for a
+few new ones would cost each step the window's width."""
 
 
 @dataclass(frozen=True)
 class FrameKernel:
-    """The executor side of the frames strategy: picklable, no Spark objects."""
+    """The executor side of the frames strategy: picklable, no Spark objects.
+
+    Resumable (`resumable.Resumable`), by tail recompute. The state's rows are the
+    key's events that later windows can still need, followed by those not yet computed;
+    its scalars are `base` (the position in the key's run of the first kept event, for
+    a `Rows` frame's completeness), `done` (kept events before this one have had their
+    window emitted) and `carried` (the events kept by the last computation).
+
+    Finality: with `Rows(first, last)` an anchor's window is final once `last` events
+    follow it; with `Range(start, end)` once an event later than `t + end` has arrived
+    (later events come at or after the newest time); with the running frame at once.
+    `finish` emits the remaining anchors, their windows clipped to the key's end (and
+    the incomplete ones dropped unless `partial`, as the whole run does). A step
+    computes only when its new events number at least `GATHER` times the carried ones;
+    until then it emits nothing and keeps them (so one step's outputs may wait for a
+    later step or `finish`).
+
+    Bound: `Rows` carries at most `-first` events plus those gathered (below
+    `GATHER + 1` times that, or a piece), `Range` the events within `start` of the
+    next anchor, plus those gathered: both bounded by the window's reach. The running
+    frame (everything of the key up to each event) carries the key's whole run so far:
+    a user-defined aggregate or `collect` needs every earlier value (count, sum, min,
+    max, mean and variance could carry accumulators instead, but the running frame only
+    runs here for user-defined aggregates or when the strategy is forced), so this is
+    the one case where the state, and the time of each computation, grow with the key's
+    history (`GATHER` makes the recomputations geometric: O(n) in all)."""
 
     keys: tuple[str, ...]
     time: str
@@ -42,43 +75,60 @@ class FrameKernel:
     chunk_rows: int = CHUNK_ROWS
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        if isinstance(self.frame, RunningFrame):
-            for group in key_runs(batches, self.keys):
-                out = self.run_group(group)
-                if out.num_rows:
-                    yield out
-            return
-        yield from self.stream(batches)
+        """Short key runs several at a time, long runs in pieces of about `chunk_rows`
+        events through `step` and `finish`."""
+        return resumed(self, batches, self.chunk_rows)
 
-    def stream(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Short key runs together, several per table (frames clipped to each run), and
-        each long run in chunks: compute the windows whose events have all arrived,
-        keep only the events that the remaining windows can still need."""
-        buffer: pa.Table | None = None
-        base = 0  # position in the key's run of the buffer's first event
-        done = 0  # buffer events before this one have had their window computed
-        carried = 0  # events kept from the previous computation
-        for piece, starts, first, last in key_groups(batches, self.keys, self.chunk_rows):
-            if starts is not None:
-                out = self.emit_runs(piece, starts)
-                if out is not None:
-                    yield out
-                continue
-            if first or buffer is None:
-                buffer, base, done, carried = piece, 0, 0, 0
-            else:
-                buffer = pa.concat_tables([buffer, piece])
-            if buffer.num_rows == 0:
-                continue
-            if not last and buffer.num_rows - carried < 3 * carried:
-                continue  # wide windows carry many events: gather more new ones first
-            ticks = to_ticks(buffer.column(self.time).combine_chunks(), self.time_kind)
-            anchors, lo, hi, ready, keep = self.ready_frames(ticks, base, done, last)
-            if len(anchors):
-                yield self.emit(buffer, ticks, anchors, lo, hi)
-            if not last:
-                buffer = buffer.slice(keep)
-                base, done, carried = base + keep, ready - keep, buffer.num_rows
+    def step(self, state: KernelState | None, chunk: pa.Table
+             ) -> tuple[pa.RecordBatch, KernelState]:
+        """The windows complete among the key's events so far (once enough new events
+        have arrived, see `GATHER`), and the events the remaining windows can need."""
+        buffer = pending(state, chunk)
+        scalars = {"base": 0, "done": 0, "carried": 0} if state is None else state.scalars
+        base, done, carried = (int(scalars[k] or 0) for k in ("base", "done", "carried"))
+        if buffer.num_rows == 0 or buffer.num_rows - carried < GATHER * carried:
+            return self.empty(), KernelState(buffer, {"base": base, "done": done,
+                                                      "carried": carried})
+        out, keep, ready = self.advance(buffer, base, done, last=False)
+        kept = buffer.slice(keep)
+        return out, KernelState(kept, {"base": base + keep, "done": ready - keep,
+                                       "carried": kept.num_rows})
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """The windows of the anchors left, clipped to the key's end."""
+        if state is None or state.rows.num_rows == 0:
+            return self.empty()
+        base, done = (int(state.scalars.get(k) or 0) for k in ("base", "done"))
+        out, _, _ = self.advance(state.rows, base, done, last=True)
+        return out
+
+    def advance(self, buffer: pa.Table, base: int, done: int, last: bool
+                ) -> tuple[pa.RecordBatch, int, int]:
+        """The output rows of the windows complete in `buffer` (events `base..` of the
+        key's run), the first buffer position still needed and where the next
+        computation starts."""
+        ticks = to_ticks(buffer.column(self.time).combine_chunks(), self.time_kind)
+        anchors, lo, hi, ready, keep = self.ready_frames(ticks, base, done, last)
+        if not len(anchors):
+            return self.empty(), keep, ready
+        return self.emit(buffer, ticks, anchors, lo, hi), keep, ready
+
+    def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
+                  ) -> pa.RecordBatch:
+        """The output rows of one key's whole run, or of several (`runs`: where each
+        begins, then the length), every frame clipped to its own run."""
+        if runs is None:
+            return self.whole_run(group)
+        if isinstance(self.frame, RunningFrame):  # each run on its own, as a whole run
+            outs = [self.whole_run(group.slice(b, e - b))
+                    for b, e in zip(runs[:-1].tolist(), runs[1:].tolist(), strict=True)
+                    if e > b]
+            return pa.concat_batches(outs) if outs else self.empty()
+        out = self.emit_runs(group, runs)
+        return self.empty() if out is None else out
+
+    def empty(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([], schema=self.schema)
 
     def emit_runs(self, table: pa.Table, starts: npt.NDArray[np.int64]
                   ) -> pa.RecordBatch | None:
@@ -106,6 +156,9 @@ class FrameKernel:
         next call starts (`ready`) and the first buffer position to keep (`keep`)."""
         n = len(ticks)
         frame = self.frame
+        if isinstance(frame, RunningFrame):  # every event of the key so far: keep them
+            anchors = np.arange(done, n, dtype=np.int64)
+            return anchors, np.zeros(len(anchors), dtype=np.int64), anchors + 1, n, 0
         if isinstance(frame, RowsFrame):
             ready = n if last else max(done, min(n, n - frame.last))
             anchors = np.arange(done, ready, dtype=np.int64)
@@ -177,7 +230,8 @@ class FrameKernel:
         safe_last = np.where(known, hi - 1, 0)
         return ticks[safe_lo], ticks[safe_last], known
 
-    def run_group(self, group: pa.Table) -> pa.RecordBatch:
+    def whole_run(self, group: pa.Table) -> pa.RecordBatch:
+        """The output rows of one key's whole run (the vectorised path)."""
         ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
         anchors, lo, hi = self.frames(ticks)
         m = len(anchors)

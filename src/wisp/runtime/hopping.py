@@ -7,6 +7,15 @@ the newest start and end of the whole input next to every row (`HORIZON_START`,
 `HORIZON_END`) for it. Short key runs run as one when the aggregates never see absolute
 times: each run is moved along the time axis into a slot of its own (`run_runs`).
 With `output="changes"`, consecutive rows with equal results merge (`coalesce`).
+
+Resumable (`resume`): once the newest start seen is `T`, a window `[w, w + size)` with
+`w + size <= T` is final (a later event starts at or after `T`, so it cannot overlap
+it). A step emits the windows that became final; the events it carries are those still
+alive at the first window not final (`end > w`, open-ended ones always), so the state
+is bounded by the events overlapping one window's reach, except open-ended and very
+long events, carried as long as they live. With `output="changes"` the step also holds
+back the last row (its windows may go on with the same result): the state keeps the
+events of its last window, whose result is recomputed, and the row's start.
 """
 
 from __future__ import annotations
@@ -24,7 +33,8 @@ from ..kernels import intervals as iv
 from ..plan.intervals import HoppingWindows
 from .batches import same_as_previous
 from .codec import to_ticks, validity
-from .intervals import IntervalKernel
+from .intervals import IntervalKernel, clamped
+from .resumable import Scalar
 
 HORIZON_START = "__wisp_newest_start"
 HORIZON_END = "__wisp_newest_end"
@@ -126,7 +136,11 @@ class HoppingKernel(IntervalKernel):
         each run is moved along the time axis by a whole number of hops, into a slot of
         its own wider than its windows and its events' lifetimes, so that no window
         holds two keys' events. A run with an open-ended event (no slot holds it) runs
-        alone, the runs between such runs together."""
+        alone, the runs between such runs together; with aggregates that see absolute
+        times (not `keys_together`), each run alone."""
+        if not self.keys_together:
+            yield from super().run_runs(table, runs)
+            return
         start, end = self.lifetimes(table)
         endless = np.maximum.reduceat((end == iv.END_OF_TIME).astype(np.int8),
                                       runs[:-1]) > 0
@@ -146,6 +160,99 @@ class HoppingKernel(IntervalKernel):
             out = self.run_slots(table.slice(a, b - a), part, offsets)
             if out.num_rows:
                 yield out
+
+    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool
+               ) -> tuple[pa.RecordBatch, iv.IntArray, dict[str, Scalar]]:
+        """The windows of the carried events and the new chunk, recomputed: window `k`
+        (`[origin + k*hop, ... + size)`) is final once the newest start `T` reaches its
+        end; windows up to the one before `done` (the first not final at the previous
+        step) were emitted. Starts are clipped up to the first window still to emit
+        (which changes no window from there on: memberships and clipped lifetimes are
+        the same; aggregates still see the real starts) and, in a step, ends down to
+        `T + 1` (no final window reaches it), so that the windows an event spans before
+        and after are not listed again at every step. A step with `output="windows"`
+        emits the windows `done .. now - 1` (`now`: the first window not final) and
+        carries the events alive at window `now`; with "changes", the rows over the
+        windows `done - 1 .. now - 1` coalesce, the first one continuing the row held
+        back (its start is `held`), the last one held back while it reaches window
+        `now - 1`, and the events alive at window `now - 1` are carried."""
+        w = self.window
+        size, hop, origin = w.size, w.hop, w.origin
+        changes = w.output == "changes"
+        start, end = self.lifetimes(table)
+        self.check_tick_range(start, end)
+        before, newest = self.newest(start, scalars)
+
+        def first_open(t: int) -> int:  # the first window not final at `t`
+            return (t - size - origin) // hop + 1
+
+        def at(k: int) -> int:  # where window `k` begins
+            return origin + k * hop
+
+        done = None if before is None else first_open(before)
+        now = None if final else first_open(newest)
+        lower = None if done is None else at(done - 1 if changes else done)
+        clipped = start if lower is None else np.maximum(start, clamped(lower))
+        horizon = self.horizon(table)
+        ends = end
+        if not final:
+            ends = np.minimum(end, newest + 1)
+            horizon = min(horizon, newest + 1)
+        groups, rows, _ = self.hopping(clipped, ends, horizon)
+        self.check_bounds(rows)
+        held: Scalar = None
+        if changes:
+            out, held = self.changes_from(table, start, end, groups, rows, scalars.get("held"),
+                                          None if done is None else at(done - 1) + size,
+                                          None if now is None else at(now) + size)
+        else:
+            mask = np.ones(len(rows.group), dtype=bool)
+            if lower is not None:
+                mask &= rows.start >= clamped(lower)
+            if now is not None:
+                mask &= rows.end_known & (rows.start < clamped(at(now)))
+            out = self.emit(table, start, end, groups, self.subset(rows, mask),
+                            np.zeros(int(mask.sum()), dtype=np.int64))
+        carry = None if now is None else at(now - 1 if changes else now)
+        keep = (np.zeros(0, np.int64) if carry is None
+                else np.nonzero((end > clamped(carry)) | (end == iv.END_OF_TIME))[0]
+                .astype(np.int64))
+        return out, keep, {"newest": newest, "held": held}
+
+    def changes_from(self, table: pa.Table, start: iv.IntArray, end: iv.IntArray,
+                     groups: iv.Groups, rows: iv.Rows, held: Scalar, lo: int | None,
+                     hi: int | None) -> tuple[pa.RecordBatch, Scalar]:
+        """The rows of `output="changes"` valid within `[lo, hi)` (None: unbounded),
+        coalesced; the first continues the row held back, whose start is `held` (None:
+        none), where it begins at `lo`; the last is held back where it reaches `hi`.
+        Returns the rows to emit and the start of the row held back now."""
+        a, b, known = rows.start, rows.end, rows.end_known
+        if lo is not None:
+            a = np.maximum(a, clamped(lo))
+        if hi is not None:
+            b = np.where(known, np.minimum(b, clamped(hi)), clamped(hi))
+            known = np.ones(len(b), dtype=bool)
+        mask = ~known | (a < b)
+        if not mask.any():
+            return self.empty(), None
+        trimmed = iv.Rows(rows.group[mask], a[mask], b[mask], known[mask], a[mask])
+        zeros = np.zeros(len(trimmed.group), dtype=np.int64)
+        results = self.results(table, start, end, groups, trimmed)
+        keep, stop, stop_known = coalesce(results, trimmed.start, trimmed.end,
+                                          trimmed.end_known, zeros)
+        begin = trimmed.start[keep].copy()
+        if held is not None and lo is not None and begin[0] == clamped(lo):
+            assert isinstance(held, int)
+            begin[0] = held
+        holding: Scalar = None
+        if hi is not None and stop_known[-1] and stop[-1] == clamped(hi):
+            holding = int(begin[-1])
+            keep, begin, stop, stop_known = keep[:-1], begin[:-1], stop[:-1], stop_known[:-1]
+        if not len(keep):
+            return self.empty(), holding
+        out = iv.Rows(trimmed.group[keep], begin, stop, stop_known, begin)
+        return self.batch(table, [r.take(pa.array(keep)) for r in results], out,
+                          zeros[keep]), holding
 
     def slot_offsets(self, start: iv.IntArray, end: iv.IntArray, runs: iv.IntArray
                      ) -> iv.IntArray | None:

@@ -7,11 +7,23 @@ output rows naming them), aggregates each member set once and writes the rows ou
 subclass per kind says what differs: `hopping.HoppingKernel`,
 `snapshot.SnapshotKernel`, `count_windows.CountKernel`; `interval_kernels` picks the
 class for a window. No Spark row and no kernel row is made per (event, window) pair.
+
+Every kind is `resumable.Resumable`: the mapInArrow function (`__call__`, through
+`resumable.resumed`) takes short key runs several at a time through `run_group` and
+feeds a long run (more than `CHUNK_ROWS` events) through `step` in pieces, then
+`finish`. A step recomputes the windows of the carried events and the new chunk (tail
+recompute), emits the windows no later event can change (events come sorted by start:
+a later event starts at or after the newest start seen) and carries the events that can
+still be members of a window not yet emitted, plus a few scalars. Each kind says which
+windows are final and which events it carries; the bound of the carried events is the
+window's reach, except that an event stays carried while it is alive: open-ended and
+very long events stay in the state as long as windows can still hold them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +36,7 @@ from ..kernels import stabbing as sb
 from ..plan.intervals import IntervalWindow
 from .aggregate import AggregateJob, aggregate, scaled, udaf_values
 from .alive import aggregate_alive
-from .batches import PerKeyKernel, whole_runs
+from .batches import CHUNK_ROWS, PerKeyKernel
 from .codec import (
     DAY,
     from_ticks,
@@ -34,6 +46,7 @@ from .codec import (
     to_ticks,
     validity,
 )
+from .resumable import KernelState, Scalar, pending, resumed
 
 MEMBER_LISTS = ("collect", "udaf", "time_weighted_mean")
 """Aggregates computed over each window group's listed members (their cost grows with
@@ -86,26 +99,32 @@ class IntervalKernel(PerKeyKernel):
 
     def run_runs(self, table: pa.Table, runs: iv.IntArray) -> Iterator[pa.RecordBatch]:
         """Several whole key runs (`runs`: where each begins, then the length): as one,
-        each run getting its own windows, by default."""
-        out = self.run_group(table, runs)
+        each run getting its own windows, where `keys_together`, else one at a time."""
+        if not self.keys_together:
+            for a, b in itertools.pairwise(runs.tolist()):
+                out = self.run_whole(table.slice(a, b - a))
+                if out.num_rows:
+                    yield out
+            return
+        out = self.run_whole(table, runs)
         if out.num_rows:
             yield out
 
     # ------------------------------------------------------------- the shared walk
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        if not self.keys_together:
-            yield from super().__call__(batches)
-            return
-        for table, runs in whole_runs(batches, self.keys):
-            if runs is not None:
-                yield from self.run_runs(table, runs)
-                continue
-            out = self.run_group(table)
-            if out.num_rows:
-                yield out
+        """Short key runs several at a time (`run_group`), a long run in pieces of about
+        `CHUNK_ROWS` events (`step`, then `finish`)."""
+        yield from resumed(self, batches, CHUNK_ROWS)
 
     def run_group(self, group: pa.Table, runs: iv.IntArray | None = None) -> pa.RecordBatch:
+        """The windows of one key's whole run, or of several whole runs (`runs`: where
+        each begins, then the length; `run_runs` says how they run)."""
+        if runs is None:
+            return self.run_whole(group)
+        return self.concatenated(list(self.run_runs(group, runs)))
+
+    def run_whole(self, group: pa.Table, runs: iv.IntArray | None = None) -> pa.RecordBatch:
         """The windows of one key's run, or of several runs (`runs`: where each begins,
         then the length), each run getting its own windows."""
         start, end = self.lifetimes(group)
@@ -115,6 +134,59 @@ class IntervalKernel(PerKeyKernel):
         key_rows = (np.zeros(len(rows.group), dtype=np.int64) if runs is None
                     else runs[:-1][row_runs])
         return self.emit(group, start, end, groups, rows, key_rows)
+
+    def concatenated(self, batches: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
+        """The batches as one (an empty one of the output schema for none)."""
+        if not batches:
+            return self.empty()
+        if len(batches) == 1:
+            return batches[0]
+        return pa.concat_batches(list(batches))
+
+    def empty(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+    # ----------------------------------------------------- the resumable walk (steps)
+
+    def step(self, state: KernelState | None, chunk: pa.Table
+             ) -> tuple[pa.RecordBatch, KernelState]:
+        """The windows final once the key's rows so far are known, and the carried
+        rows (each kind's `resume`)."""
+        if state is not None and chunk.num_rows == 0:
+            return self.empty(), state
+        table = pending(state, chunk)
+        scalars = {} if state is None else dict(state.scalars)
+        if table.num_rows == 0:
+            return self.empty(), KernelState(table, scalars)
+        out, keep, scalars = self.resume(table, scalars, final=False)
+        return out, KernelState(table.take(pa.array(keep, pa.int64())), scalars)
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """The windows only the end of the key's rows makes final."""
+        if state is None or state.rows.num_rows == 0:
+            return self.empty()
+        out, _, _ = self.resume(state.rows, dict(state.scalars), final=True)
+        return out
+
+    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool
+               ) -> tuple[pa.RecordBatch, iv.IntArray, dict[str, Scalar]]:
+        """Over the carried rows and a new chunk (`table`, one key, not empty): the
+        output rows final now (all of the remaining ones when `final`), the positions of
+        the rows to carry on, and the new scalars."""
+        raise NotImplementedError(type(self).__name__)
+
+    def newest(self, start: iv.IntArray, scalars: dict[str, Scalar]) -> tuple[int | None,
+                                                                              int]:
+        """The newest start seen before this table's new rows (None at first) and now
+        (every later event starts at or after it)."""
+        before = scalars.get("newest")
+        assert before is None or isinstance(before, int)
+        return before, int(start[-1])
+
+    def subset(self, rows: iv.Rows, mask: iv.BoolArray) -> iv.Rows:
+        """The rows where `mask` holds."""
+        return iv.Rows(rows.group[mask], rows.start[mask], rows.end[mask],
+                       rows.end_known[mask], rows.time[mask])
 
     def lifetimes(self, group: pa.Table) -> tuple[iv.IntArray, iv.IntArray]:
         """Each event's start and effective end in ticks (`iv.lifetimes`: an open end is
@@ -169,14 +241,24 @@ class IntervalKernel(PerKeyKernel):
         groups' ticks): key columns (`key_rows`: the row of `group` that holds each
         row's key), bounds, time, then every aggregate, once per group."""
         if len(rows.group) == 0:
-            return pa.RecordBatch.from_pylist([], schema=self.schema)
+            return self.empty()
+        results = self.results(group, start, end, groups, rows)
+        results, rows, key_rows = self.merged(results, rows, key_rows)
+        return self.batch(group, results, rows, key_rows)
+
+    def results(self, group: pa.Table, start: iv.IntArray, end: iv.IntArray,
+                groups: iv.Groups, rows: iv.Rows) -> list[pa.Array]:
+        """Every aggregate of each of `rows`, computed once per group."""
         alive = sb.Stabbing(groups.event_first, groups.event_stop, groups.base_count)
         alive_memo: dict[tuple[str, str], Any] = {}
         frame_memo: dict[tuple[str, ...], Any] = {}
-        results = [self.aggregate(job, group, start, end, groups, alive, alive_memo,
-                                  frame_memo).take(pa.array(rows.group))
-                   for job in self.aggregates]
-        results, rows, key_rows = self.merged(results, rows, key_rows)
+        return [self.aggregate(job, group, start, end, groups, alive, alive_memo,
+                               frame_memo).take(pa.array(rows.group))
+                for job in self.aggregates]
+
+    def batch(self, group: pa.Table, results: list[pa.Array], rows: iv.Rows,
+              key_rows: iv.IntArray) -> pa.RecordBatch:
+        """The output batch of `rows` with their `results` (`emit`)."""
         columns: list[pa.Array] = []
         for key in self.keys:
             columns.append(group.column(key).take(pa.array(key_rows)).combine_chunks())
@@ -240,3 +322,9 @@ class IntervalKernel(PerKeyKernel):
                             finish[a:b][valid[a:b]])
                    for a, b in zip(lo, hi, strict=True)]
         return pa.array(results, type=job.output_type)
+
+
+def clamped(value: int) -> int:
+    """A bound (a Python integer) within the 64-bit tick range: comparisons of ticks
+    with it give the same answers."""
+    return max(min(value, int(iv.END_OF_TIME)), int(np.iinfo(np.int64).min))

@@ -9,13 +9,17 @@ Output bounds: for predicate ticks `window_start`/`window_end` are the times of 
 window's first and last events (both inclusive); for calendar ticks the window is
 `(window_start, window_end]`: `window_start` is the tick before the window's first
 period, `window_end` the row's time (event rows) or the tick (tick rows).
+
+Resumable (`runtime.resumable`): a key run longer than `CHUNK_ROWS` goes through
+`TickKernel.step` in pieces (tail recompute: the carried rows, then the piece, through
+the same vectorised frames), so its memory is a few pieces plus the carried periods.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +33,9 @@ from ..kernels.runs import one_run, run_index
 from ..spec import calendar
 from ..spec.windows import CalendarTick
 from .aggregate import AggregateJob, aggregate
-from .batches import whole_runs
+from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks, with_nulls
+from .resumable import KernelState, Scalar, pending, resumed
 
 HIDDEN_TICK = "__wisp_tick__"
 HIDDEN_NEWEST = "__wisp_newest__"
@@ -70,7 +75,34 @@ def _shared_table(times: IntArray, runs: IntArray) -> bool:
 @dataclass(frozen=True)
 class TickKernel:
     """The executor side: picklable, no Spark objects. Short key runs are computed
-    several at once (periods restart per run), a long run whole."""
+    several at once (periods restart per run, `run_group`), a long run in pieces
+    (`step`, then `finish`).
+
+    The state between pieces (`KernelState`) holds the input rows later outputs can
+    still need, and a few scalars:
+
+    - rows: `Since` keeps the rows of the open period (those after the last true flag,
+      or after the tick before the newest row's closing tick); `Trailing(n, ...)` the
+      rows of the open period and the `n - 1` before it (after the `n`-th last true
+      flag, or after the tick `n` periods before the newest row's closing tick);
+    - `first` (calendar): the key's first tick, for the "enough history" test of
+      `Trailing` and the first tick row of `Since`; `emitted` (calendar tick rows): the
+      last tick whose row was emitted, so that each tick's row, empty periods between
+      events included, comes exactly once. (Predicate ticks need no scalar: the
+      carried rows hold every row so far, or the `n - 1` last true flags, which is all
+      the "enough history" test asks.)
+
+    Bound: the rows of one period (`Since`) or of `n` periods (`Trailing`), never the
+    key's history; but a period has no bound of its own: a predicate that never fires
+    (or a calendar period that holds most of a key's events) makes the carried rows
+    grow with the key, and then each piece recomputes them (quadratic in the length of
+    that one period). That is the one case where memory is not bounded.
+
+    Finality: every event row is final as soon as its piece arrives (a row's window
+    ends at the row); a calendar tick row `T` is final once an event later than `T`
+    arrives; `finish` emits the rest (the open period's tick and the empty periods up
+    to the newest event of the whole input).
+    """
 
     keys: tuple[str, ...]
     time: str
@@ -87,10 +119,7 @@ class TickKernel:
     newest_column: str = HIDDEN_NEWEST
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for table, starts in whole_runs(batches, self.keys):
-            out = self.run_group(table, starts)
-            if out.num_rows:
-                yield out
+        return resumed(self, batches, CHUNK_ROWS)
 
     def predicate_rows(self, group: pa.Table, times: IntArray, runs: IntArray) -> Rows:
         flags = np.asarray(pc.fill_null(group.column(self.tick_column).combine_chunks(), False)
@@ -149,6 +178,11 @@ class TickKernel:
         runs = one_run(len(times)) if starts is None else starts
         rows = (self.calendar_rows(group, times, runs) if self.calendar is not None
                 else self.predicate_rows(group, times, runs))
+        return self.output(group, times, runs, rows)
+
+    def output(self, group: pa.Table, times: IntArray, runs: IntArray, rows: Rows
+               ) -> pa.RecordBatch:
+        """The output batch of `rows` (frames into `group`)."""
         m = len(rows.lo)
         everywhere = np.ones(m, dtype=bool)
         columns: list[pa.Array] = []
@@ -162,3 +196,121 @@ class TickKernel:
             result = aggregate(job, group, times, rows.lo, rows.hi, memo)
             columns.append(with_nulls(result, rows.valid))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    # ------------------------------------------------------------- resumable path
+
+    def step(self, state: KernelState | None, chunk: pa.Table
+             ) -> tuple[pa.RecordBatch, KernelState]:
+        """The rows final once the key's rows so far are known (see the class's
+        docstring), and the state for the rows that follow."""
+        table = pending(state, chunk)
+        carried = 0 if state is None else state.rows.num_rows
+        scalars: dict[str, Scalar] = {} if state is None else dict(state.scalars)
+        if table.num_rows == 0:
+            return self._nothing(), KernelState(table, scalars)
+        times = to_ticks(table.column(self.time).combine_chunks(), self.time_kind)
+        if self.calendar is None:
+            rows, keep = self._predicate_step(table, times, carried)
+        else:
+            rows, keep = self._calendar_step(times, carried, scalars)
+        out = self.output(table, times, one_run(len(times)), rows)
+        return out, KernelState(table.slice(keep), scalars)
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """The tick rows only the end of the key's rows makes final: the open period's
+        and the empty ones after it, while a period begins before the newest event of
+        the whole input (`Since` over calendar ticks emitting ticks); nothing else."""
+        if (state is None or state.rows.num_rows == 0 or self.calendar is None
+                or self.trailing or self.emit == "events"):
+            return self._nothing()
+        table = state.rows
+        times = to_ticks(table.column(self.time).combine_chunks(), self.time_kind)
+        newest = to_ticks(table.column(self.newest_column).combine_chunks().slice(0, 1),
+                          self.time_kind)
+        upper = max(int(times[-1]), int(newest[0]))
+        ticks, _, _ = kf.tick_table(self.calendar, int(times[0]), upper, 1)
+        start = self._next_tick(ticks, state.scalars)
+        last = int(np.searchsorted(ticks, upper, side="left"))
+        lo, hi, starts, ends, run = kf.calendar_ticks(
+            times, ticks, np.array([start], np.int64), np.array([last], np.int64))
+        rows = Rows(lo, hi, starts, ends, ends, np.ones(len(lo), dtype=bool), run)
+        return self.output(table, times, one_run(len(times)), rows)
+
+    def _nothing(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+    def _predicate_step(self, table: pa.Table, times: IntArray, carried: int
+                        ) -> tuple[Rows, int]:
+        """Event rows of the new rows (`Since(pred, emit="ticks")`: those whose flag is
+        true); the carried rows restart after the `back`-th last true flag."""
+        flags = np.asarray(pc.fill_null(table.column(self.tick_column).combine_chunks(),
+                                        False).to_numpy(zero_copy_only=False), dtype=bool)
+        m = len(flags)
+        back = self.n if self.trailing else 1
+        if self.trailing:
+            # "enough history" is exact on the carried rows alone: they hold every row
+            # so far, or (once rows were dropped) the n - 1 last true flags
+            lo, hi, complete = kf.trailing_predicate(flags, self.n)
+            valid = complete | self.partial
+        else:
+            lo, hi = kf.since_predicate(flags)
+            valid = np.ones(m, dtype=bool)
+        anchors = np.arange(carried, m, dtype=np.int64)
+        if self.emit == "ticks" and not self.trailing:
+            anchors = anchors[flags[carried:]]
+        lo, hi = lo[anchors], hi[anchors]
+        rows = Rows(lo, hi, times[lo], times[anchors], times[anchors], valid[anchors],
+                    np.zeros(len(anchors), dtype=np.int64))
+        closing = np.nonzero(flags)[0]
+        keep = int(closing[-back]) + 1 if len(closing) >= back else 0
+        return rows, keep
+
+    def _calendar_step(self, times: IntArray, carried: int, scalars: dict[str, Scalar]
+                       ) -> tuple[Rows, int]:
+        """Event rows of the new rows, and (`Since` emitting ticks) the rows of the
+        ticks the newest row has passed; the carried rows restart after the tick `back`
+        periods before the newest row's closing tick."""
+        tick = self.calendar
+        assert tick is not None
+        m = len(times)
+        back = self.n if self.trailing else 1
+        ticks, first, _ = kf.tick_table(tick, int(times[0]), int(times[-1]), back)
+        if scalars.get("first") is None:
+            scalars["first"] = int(ticks[first])
+        parts: list[Rows] = []
+        if self.trailing or self.emit != "ticks":
+            # the key's first tick, or 0 when it lies before the table: then at least
+            # `back` of the key's ticks precede every row here, and the row is complete
+            key_first = np.searchsorted(ticks, _int(scalars["first"]), side="left")
+            lo, hi, starts, complete = kf.calendar_events(
+                times, ticks, back, np.array([key_first], np.int64))
+            valid = complete | self.partial if self.trailing else np.ones(m, bool)
+            new = slice(carried, m)
+            parts.append(Rows(lo[new], hi[new], starts[new], times[new], times[new],
+                              valid[new], np.zeros(m - carried, dtype=np.int64)))
+        if self.emit != "events" and not self.trailing:
+            start = self._next_tick(ticks, scalars)
+            last = int(np.searchsorted(ticks, times[-1], side="left")) - 1  # passed
+            lo, hi, starts, ends, run = kf.calendar_ticks(
+                times, ticks, np.array([start], np.int64), np.array([last], np.int64))
+            parts.append(Rows(lo, hi, starts, ends, ends, np.ones(len(lo), dtype=bool),
+                              run))
+            if last >= start:
+                scalars["emitted"] = int(ticks[last])
+        closing = int(np.searchsorted(ticks, times[-1], side="left"))
+        keep = int(np.searchsorted(times, ticks[closing - back], side="right"))
+        return _concat(parts), keep
+
+    @staticmethod
+    def _next_tick(ticks: IntArray, scalars: Mapping[str, Scalar]) -> int:
+        """The position in `ticks` of the first tick whose row is not yet emitted: the
+        one after `emitted`, or the key's first tick."""
+        emitted = scalars.get("emitted")
+        if emitted is None:
+            return int(np.searchsorted(ticks, _int(scalars["first"]), side="left"))
+        return int(np.searchsorted(ticks, _int(emitted), side="right"))
+
+
+def _int(value: Scalar) -> int:
+    assert isinstance(value, int)
+    return value

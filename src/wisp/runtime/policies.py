@@ -9,6 +9,9 @@ windows are contiguous in arrival order, else over per-tuple ranges of firings
 Policies are the spec's own classes (`wisp.spec.policies`), resolved to ticks:
 `Count(n)`, `Time(t, align)` with `t` and `align` in ticks of the time column,
 `Delta(attr, d)` with `d` in ticks of the attribute, `Punctuation(col)`.
+
+A key run longer than `chunk_rows` goes through `step` in pieces (`resumable.resumed`),
+carrying the window's contents and what the policies remember (see `SplKernel`).
 """
 
 from __future__ import annotations
@@ -25,21 +28,49 @@ import pyarrow.compute as pc
 from ..kernels import policies as ks
 from ..kernels import stabbing as sb
 from ..kernels.runs import one_run
-from ..spec.policies import Policy, Punctuation
+from ..spec.policies import Count, Delta, Policy, Punctuation, Time
 from .aggregate import AggregateJob, aggregate
 from .alive import aggregate_alive
-from .batches import whole_runs
+from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
+from .resumable import KernelState, Scalar, pending, resumed
 
 
 @dataclass(frozen=True)
 class SplKernel:
     """The executor side: picklable, no Spark objects. Short key runs are computed
-    several at once (each policy restarting per run), a long run whole.
+    several at once (each policy restarting per run), a run longer than `chunk_rows` in
+    pieces through `step` and `finish`.
 
     `mode` "sliding" (`evict` and `trigger`) or "tumbling" (`evict` is the window's size
     policy, `trigger` None); `attrs`: each delta attribute's column and kind (a time
-    kind: how its values become ticks)."""
+    kind: how its values become ticks).
+
+    Resumable (`resumable.Resumable`). The state's rows are the window's contents in
+    arrival order (sliding: the tuples not yet evicted, not always a contiguous tail;
+    tumbling: the tuples since the last firing), its scalars what the policies remember:
+    `clock` (the newest time seen: tuples arrive in arrival order, not always in time
+    order), `arrived` (tuples so far: a count trigger's phase), `reference` (the delta
+    trigger's reference value, the attribute of the last tuple that fired) and `full`
+    (delta eviction has evicted: the window has been full). A time trigger's next firing
+    is the first at or after the clock. `step` replays the state's rows (as carried,
+    without arrivals of their own) and the chunk's, and emits every firing of the
+    chunk's arrivals and every time firing before the new clock: all are final, as a
+    later tuple only joins firings at or after its own clock. The firings at or after
+    the clock wait: `finish` emits the one at or after the key's newest time (and a
+    tumbling window's unfired tail with `partial`).
+
+    Memory: the state is bounded by the window's reach. Count eviction: the last `n`
+    tuples; time eviction: the tuples within `t` of the clock, plus the last tuple when
+    it arrived late (it leaves at the next eviction); a count-sized tumbling window:
+    fewer than `n` tuples; a time-sized one: the tuples whose clock is after the last
+    firing (within `t` of the clock). Not bounded: delta eviction keeps every tuple that
+    no later tuple exceeded by more than `d`, so in-order (rising) values keep the
+    tuples within `d` of the newest value, but falling values keep every tuple; a
+    delta-sized tumbling window keeps every tuple since its first while none exceeds it
+    by more than `d`; a punctuation window every tuple since the last flag. Those states
+    grow with the key's history (the results stay correct), and each step recomputes
+    them: time grows with the state's size per piece."""
 
     keys: tuple[str, ...]
     time: str
@@ -52,27 +83,39 @@ class SplKernel:
     attrs: tuple[tuple[str, str], ...]
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
+    chunk_rows: int = CHUNK_ROWS
+
+    def attr_ticks(self, group: pa.Table) -> dict[str, npt.NDArray[Any]]:
+        return {name: to_ticks(group.column(name).combine_chunks(), kind)
+                for name, kind in self.attrs}
 
     def windows(self, group: pa.Table, ticks: npt.NDArray[Any], runs: npt.NDArray[np.int64]
                 ) -> ks.Windows:
-        attrs = {name: to_ticks(group.column(name).combine_chunks(), kind)
-                 for name, kind in self.attrs}
+        return self.replay(group, ticks, self.attr_ticks(group), runs, None)[0]
+
+    def replay(self, group: pa.Table, ticks: npt.NDArray[Any],
+               attrs: dict[str, npt.NDArray[Any]], runs: npt.NDArray[np.int64],
+               carry: ks.Carry | None) -> tuple[ks.Windows, int]:
+        """The emitted firings of `group`'s runs (resumed from `carry`: one run), and
+        the position of the last tuple that fired a sliding trigger (-1: none)."""
         if self.mode == "sliding":
             assert self.trigger is not None
-            return ks.sliding(ticks, attrs, self.evict, self.trigger, self.partial, runs)
+            if carry is None:
+                return ks.sliding(ticks, attrs, self.evict, self.trigger, self.partial,
+                                  runs), -1
+            return ks.resume_sliding(ticks, attrs, self.evict, self.trigger, self.partial,
+                                     carry)
         flags = None
         if isinstance(self.evict, Punctuation):
             column = group.column(self.evict.col).combine_chunks()
             flags = np.asarray(pc.fill_null(column, False).to_numpy(zero_copy_only=False),
                                dtype=bool)
-        return ks.tumbling(ticks, attrs, flags, self.evict, self.partial, runs)
+        return ks.tumbling(ticks, attrs, flags, self.evict, self.partial, runs, carry), -1
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for table, starts in whole_runs(batches, self.keys):
-            runs = one_run(table.num_rows) if starts is None else starts
-            out = self.run_group(table, runs)
-            if out.num_rows:
-                yield out
+        """Short key runs several at a time, long runs in pieces of about `chunk_rows`
+        rows through `step` and `finish`."""
+        return resumed(self, batches, self.chunk_rows)
 
     def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
                   ) -> pa.RecordBatch:
@@ -80,7 +123,95 @@ class SplKernel:
         the length; one run by default)."""
         ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
         runs = one_run(len(ticks)) if runs is None else runs
-        found = self.windows(group, ticks, runs)
+        return self.rows(group, ticks, runs, self.windows(group, ticks, runs))
+
+    def step(self, state: KernelState | None, chunk: pa.Table
+             ) -> tuple[pa.RecordBatch, KernelState]:
+        """Every firing of the chunk's arrivals, and every time firing before the new
+        clock (see the class's docstring); the state: the window's contents and the
+        policies' scalars."""
+        group = pending(state, chunk)
+        carry = self.carry(state, final=False)
+        ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
+        attrs = self.attr_ticks(group)
+        found, fired = self.replay(group, ticks, attrs, one_run(len(ticks)), carry)
+        out = self.rows(group, ticks, one_run(len(ticks)), found)
+        n = len(ticks)
+        clock = carry.clock
+        if n:
+            newest = ticks.max().item()
+            clock = newest if clock is None else max(clock, newest)
+        scalars: dict[str, Scalar] = {"clock": clock,
+                                      "arrived": carry.arrived + chunk.num_rows,
+                                      "reference": carry.reference, "full": carry.full}
+        if isinstance(self.trigger, Delta) and n:
+            values = attrs[self.trigger.attr]
+            if fired >= 0:
+                scalars["reference"] = values[fired].item()
+            elif carry.reference is None:
+                scalars["reference"] = values[0].item()  # the key's first tuple
+        kept: pa.Table
+        if self.mode != "sliding":
+            done = int(found.hi.max()) if isinstance(found, ks.Frames) and len(found.hi) \
+                else 0
+            kept = group.slice(done)
+        elif isinstance(self.evict, Count):
+            kept = group.slice(max(n - self.evict.n, 0))
+        else:
+            alive = self.alive(ticks, attrs, clock)
+            if isinstance(self.evict, Delta) and not alive.all():
+                scalars["full"] = True
+            kept = group.take(pa.array(np.flatnonzero(alive)))
+        return out, KernelState(kept.combine_chunks(), scalars)
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """The time firings from the clock on, up to the first at or after the key's
+        newest time; a tumbling window's unfired tail with `partial`."""
+        if state is None or state.rows.num_rows == 0:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        group = state.rows
+        ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
+        found, _ = self.replay(group, ticks, self.attr_ticks(group), one_run(len(ticks)),
+                               self.carry(state, final=True))
+        return self.rows(group, ticks, one_run(len(ticks)), found)
+
+    def carry(self, state: KernelState | None, final: bool) -> ks.Carry:
+        """Where a replay of the state's rows and a chunk's starts."""
+        if state is None:
+            return ks.Carry(final=final)
+        scalars = state.scalars
+        clock, arrived = scalars.get("clock"), scalars.get("arrived", 0)
+        reference = scalars.get("reference")
+        assert clock is None or isinstance(clock, (int, float))
+        assert isinstance(arrived, int)
+        assert reference is None or isinstance(reference, (int, float))
+        return ks.Carry(state.rows.num_rows, clock, arrived, reference,
+                        bool(scalars.get("full", False)), final)
+
+    def alive(self, ticks: npt.NDArray[Any], attrs: dict[str, npt.NDArray[Any]],
+              clock: int | float | None) -> npt.NDArray[np.bool_]:
+        """Which of a sliding window's tuples (time or delta eviction) are still in it
+        after the last one's arrival: time, those at most `t` older than the clock;
+        delta, those no later tuple exceeds by more than `d`; the last tuple always."""
+        n = len(ticks)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        if isinstance(self.evict, Time):
+            stale = ks.exceeds(np.asarray(clock, dtype=ticks.dtype), ticks,
+                               ks.ticks(self.evict.t))
+        else:
+            assert isinstance(self.evict, Delta)
+            values = attrs[self.evict.attr]
+            later = np.maximum.accumulate(values[::-1])[::-1]  # the max from each on
+            stale = np.zeros(n, dtype=bool)
+            stale[:-1] = ks.exceeds(later[1:], values[:-1], ks.ticks(self.evict.d))
+        alive: npt.NDArray[np.bool_] = ~np.asarray(stale, dtype=bool)
+        alive[-1] = True
+        return alive
+
+    def rows(self, group: pa.Table, ticks: npt.NDArray[Any], runs: npt.NDArray[np.int64],
+             found: ks.Windows) -> pa.RecordBatch:
+        """The output rows of the emitted firings `found` over `group`."""
         m = len(found.time)
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)

@@ -120,22 +120,44 @@ def pending(state: KernelState | None, chunk: pa.Table) -> pa.Table:
     return pa.concat_tables([state.rows, chunk.select(state.rows.column_names)])
 
 
+GATHER = 3
+"""A long run's pieces wait until they hold `GATHER` times the rows the state carries
+before a step reads them (see `resumed`)."""
+
+
 def resumed(kernel: Resumable, batches: Iterator[pa.RecordBatch],
             limit: int = CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
     """The kernel over a partition's batches sorted by key: runs shorter than `limit`
     several at a time through `run_group`, longer ones in pieces through `step`, then
-    `finish`. Memory: a few pieces plus the carried state, whatever a key's size."""
+    `finish`. Memory: a few pieces plus the carried state, whatever a key's size.
+
+    A step reads the carried rows again (tail recompute), so pieces wait until they hold
+    `GATHER` times the carried rows: where a state cannot be bounded (a session that
+    never breaks, a reset that never comes) its steps then read each row a bounded number
+    of times on average instead of once per piece, and where it is bounded by the
+    window's reach nothing waits once the state is smaller than a piece."""
     state: KernelState | None = None
+    waiting: list[pa.Table] = []
+    waiting_rows = 0
     for table, starts, first, last in key_groups(batches, kernel.keys, limit):
         if starts is not None:
             out = kernel.run_group(table, starts)
-        else:
-            if first:
-                state = None
-            out, state = kernel.step(state, table)
-            if last:
-                if out.num_rows:
-                    yield out
-                out, state = kernel.finish(state), None
+            if out.num_rows:
+                yield out
+            continue
+        if first:
+            state, waiting, waiting_rows = None, [], 0
+        waiting.append(table)
+        waiting_rows += table.num_rows
+        carried = 0 if state is None else state.rows.num_rows
+        if not last and waiting_rows < GATHER * carried:
+            continue
+        chunk = waiting[0] if len(waiting) == 1 else pa.concat_tables(waiting)
+        waiting, waiting_rows = [], 0
+        out, state = kernel.step(state, chunk)
         if out.num_rows:
             yield out
+        if last:
+            out, state = kernel.finish(state), None
+            if out.num_rows:
+                yield out

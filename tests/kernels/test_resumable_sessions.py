@@ -1,0 +1,197 @@
+"""The session kernel resumes: a key's rows cut anywhere, the state through bytes at
+every cut, give the sessions of one uncut run; the carried rows are those of the open
+session; the mapInArrow function feeds long runs in pieces and short ones whole, with
+the same rows (no Spark)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from resumable_check import assert_resumes, cut_run, rows
+from tables import assert_same_rows
+
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.batches import key_runs
+from wisp.runtime.resumable import KernelState
+from wisp.runtime.sessions import SessionKernel
+
+JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
+        AggregateJob("count", "v", "float", pa.int64(), None),
+        AggregateJob("sum", "v", "float", pa.float64(), None),
+        AggregateJob("mean", "v", "float", pa.float64(), None),
+        AggregateJob("max", "v", "float", pa.float64(), None),
+        AggregateJob("first", "v", "float", pa.float64(), None),
+        AggregateJob("last", "v", "float", pa.float64(), None),
+        AggregateJob("sum", "i", "integer", pa.int64(), None),
+        AggregateJob("min", "s", "ordered", pa.string(), None),
+        AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
+NAMES = ("count", "count_v", "sum_v", "mean_v", "max_v", "first_v", "last_v", "sum_i",
+         "min_s", "collect_i")
+
+
+def kernel(*, intervals: bool, gap: int | float, max_duration: int | float | None,
+           floats: bool = False, chunk_rows: int = 1 << 14) -> SessionKernel:
+    time_type = pa.float64() if floats else pa.int64()
+    schema = pa.schema([pa.field("k", pa.string()),
+                        *[pa.field(f, time_type) for f in ("window_start", "window_end",
+                                                           "time")],
+                        *[pa.field(name, job.output_type) for name, job in zip(
+                            NAMES, JOBS, strict=True)]])
+    return SessionKernel(("k",), "t", "e" if intervals else None,
+                         "float" if floats else "integer", 0, gap, max_duration, JOBS,
+                         schema, chunk_rows)
+
+
+def events(keys: Sequence[str], times: Sequence[float], ends: Sequence[float | None],
+           values: Sequence[float | None]) -> pa.Table:
+    m = len(times)
+    time_type = pa.float64() if any(isinstance(t, float) for t in times) else pa.int64()
+    data: dict[str, Any] = {
+        "k": keys, "t": pa.array(times, time_type), "e": pa.array(ends, time_type),
+        "v": pa.array(values, pa.float64()),
+        "i": pa.array([None if j % 5 == 3 else j * 7 - 20 for j in range(m)], pa.int64()),
+        "s": pa.array([None if j % 4 == 1 else f"s{(j * 37) % 11:02d}" for j in range(m)],
+                      pa.string())}
+    return pa.table(data)
+
+
+# small halves: sums exact in any order (the frame-sum path depends on the whole array)
+values_st = st.one_of(st.none(), st.just(math.nan),
+                      st.integers(-40, 40).map(lambda x: x / 2 + 0.0))
+
+
+@st.composite
+def session_input(draw: st.DrawFn) -> tuple[pa.Table, list[int]]:
+    m = draw(st.integers(0, 60))
+    gaps = draw(st.lists(st.sampled_from([0, 0, 1, 2, 3, 5, 9, 20]), min_size=m,
+                         max_size=m))
+    times = list(itertools.accumulate(gaps, initial=draw(st.integers(-10, 10))))[1:]
+    lengths = draw(st.lists(st.sampled_from([0, 0, 1, 4, 12, 40, None]), min_size=m,
+                            max_size=m))
+    ends = [None if d is None else t + d for t, d in zip(times, lengths, strict=True)]
+    vals = draw(st.lists(values_st, min_size=m, max_size=m))
+    cuts = draw(st.lists(st.integers(0, m), max_size=8))
+    return events(["a"] * m, times, ends, vals), cuts
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=session_input(), intervals=st.booleans(), gap=st.integers(0, 6),
+       max_duration=st.one_of(st.none(), st.integers(1, 30)))
+def test_sessions_resume(data: tuple[pa.Table, list[int]], intervals: bool, gap: int,
+                         max_duration: int | None) -> None:
+    table, cuts = data
+    assert_resumes(kernel(intervals=intervals, gap=gap, max_duration=max_duration),
+                   table, cuts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=session_input(), intervals=st.booleans(), gap=st.integers(0, 6),
+       max_duration=st.one_of(st.none(), st.integers(1, 30)))
+def test_float_time_sessions_resume(data: tuple[pa.Table, list[int]], intervals: bool,
+                                    gap: int, max_duration: int | None) -> None:
+    """Float time: quarter ticks, an open interval event reaching +inf."""
+    table, cuts = data
+    quarter = table.set_column(1, "t", pa.array([t / 4 for t in table.column("t")
+                                                 .to_pylist()], pa.float64()))
+    quarter = quarter.set_column(2, "e", pa.array(
+        [None if e is None else e / 4 for e in table.column("e").to_pylist()], pa.float64()))
+    assert_resumes(kernel(intervals=intervals, gap=gap / 4, floats=True,
+                          max_duration=None if max_duration is None else max_duration / 4),
+                   quarter, cuts)
+
+
+def test_cuts_inside_ties_and_at_every_row() -> None:
+    """Runs of equal times cut inside, at 0, at the end and twice at the same place."""
+    times = [0, 0, 0, 1, 1, 5, 5, 5, 5, 20, 20, 21, 40, 40]
+    m = len(times)
+    table = events(["a"] * m, times, [t + 2 for t in times], [float(j) for j in range(m)])
+    for intervals, max_duration in itertools.product([False, True], [None, 3, 100]):
+        session_kernel = kernel(intervals=intervals, gap=3, max_duration=max_duration)
+        for cuts in ([], [0], [m], [1, 2], [4, 4, 7], list(range(m + 1)), [0, 0, m, m]):
+            assert_resumes(session_kernel, table, cuts)
+        found = rows(cut_run(session_kernel, table, list(range(m + 1))))
+        assert sum(r[4] for r in found) == m  # every event in exactly one session
+
+
+def test_the_state_is_the_open_session() -> None:
+    """Sessions of 5 events, 100 apart, fed 3 rows at a time: the state never holds more
+    than the open session's rows, and each step emits the sessions it closed."""
+    m = 500
+    times = [(j // 5) * 100 + j % 5 for j in range(m)]
+    table = events(["a"] * m, times, [None] * m, [1.0] * m)
+    session_kernel = kernel(intervals=False, gap=10, max_duration=None)
+    state: KernelState | None = None
+    emitted = 0
+    for begin in range(0, m, 3):
+        out, state = session_kernel.step(state, table.slice(begin, 3))
+        state = KernelState.from_bytes(state.to_bytes())
+        stop = min(begin + 3, m)
+        assert state.rows.column("t").to_pylist() == times[(stop - 1) // 5 * 5:stop]
+        emitted += out.num_rows
+        assert emitted == (stop - 1) // 5
+    last = session_kernel.finish(state)
+    assert emitted + last.num_rows == m // 5
+    assert last.column("count").to_pylist() == [5]
+
+
+def test_max_duration_bounds_an_endless_session() -> None:
+    """Events 1 apart (one uncapped session for ever), capped at 50: the carried rows
+    stay within one capped session; open interval events too."""
+    m = 1000
+    for intervals in (False, True):
+        table = events(["a"] * m, list(range(m)), [None] * m, [1.0] * m)
+        session_kernel = kernel(intervals=intervals, gap=5, max_duration=50)
+        state: KernelState | None = None
+        largest = 0
+        for begin in range(0, m, 7):
+            _, state = session_kernel.step(state, table.slice(begin, 7))
+            largest = max(largest, state.rows.num_rows)
+        assert 0 < largest <= 50
+        assert_resumes(session_kernel, table, list(range(0, m, 7)))
+
+
+def test_an_endless_session_is_carried_whole() -> None:
+    """The documented unbounded case: an open interval event keeps its session open, so
+    the state holds every row since, and the result is still the uncut run's."""
+    m = 60
+    ends: list[int | float | None] = [None] + [j for j in range(1, m)]
+    table = events(["a"] * m, [j * 100 for j in range(m)], ends, [1.0] * m)
+    session_kernel = kernel(intervals=True, gap=1, max_duration=None)
+    state: KernelState | None = None
+    for begin in range(0, m, 10):
+        out, state = session_kernel.step(state, table.slice(begin, 10))
+        assert out.num_rows == 0
+        assert state.rows.num_rows == begin + 10
+    assert session_kernel.finish(state).column("count").to_pylist() == [m]
+    assert_resumes(session_kernel, table, [5, 17, 17, 44])
+
+
+def test_the_mapinarrow_function_feeds_long_runs_in_pieces() -> None:
+    """One long key among short ones, through `__call__` with pieces of 64 rows: the rows
+    equal those of every key run whole."""
+    rng = np.random.default_rng(5)
+    sizes = [3, 1, 700, 2, 5, 1_000, 4]
+    keys = [f"k{n:02d}" for n, size in enumerate(sizes) for _ in range(size)]
+    times: list[int | float] = []
+    for size in sizes:
+        times += np.sort(rng.integers(0, size * 4, size)).tolist()
+    lengths = rng.choice([0, 1, 6], len(keys))
+    ends: list[int | float | None] = [t + int(d) for t, d in zip(times, lengths,
+                                                                 strict=True)]
+    table = events(keys, times, ends, rng.integers(-9, 9, len(keys)).tolist())
+    for intervals, max_duration in itertools.product([False, True], [None, 9]):
+        session_kernel = kernel(intervals=intervals, gap=2, max_duration=max_duration,
+                                chunk_rows=64)
+        streamed = pa.Table.from_batches(
+            list(session_kernel(iter(table.to_batches(max_chunksize=50)))))
+        whole = pa.Table.from_batches(
+            [session_kernel.run_group(g) for g in key_runs(iter(table.to_batches()), ("k",))])
+        assert streamed.num_rows == whole.num_rows > 100
+        assert_same_rows(streamed, whole, ["k", "window_start"])

@@ -2,7 +2,7 @@
 the Python workers capped (`spark.executor.pyspark.memory`), their peak memory measured.
 
     python -m benchmarks.hotkey [--events 16000000] [--cap 1g] [--only rows,range]
-                                [--output /tmp/hotkey.md]
+                                [--native] [--output /tmp/hotkey.md]
 
 Each case runs once (`write.format("noop")`: every row computed, none kept). Peak
 memory is read, not estimated: a thread polls `/proc` every 50 ms for the Python
@@ -154,6 +154,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=16_000_000)
     parser.add_argument("--cap", default="1g")
     parser.add_argument("--only", default=None, help="comma-separated case names")
+    parser.add_argument("--native", action="store_true",
+                        help="also time Spark's own frames where they exist (O(n*w): "
+                             "minutes per case at 16M events)")
     parser.add_argument("--output", default=None, help="write the table here too")
     args = parser.parse_args()
     spark = session(args.cap)
@@ -175,8 +178,9 @@ def main() -> None:
                 continue
             with PeakWatcher() as watcher:
                 seconds, outcome = timed(case.wisp(df))
-            native = ("-", "no native equivalent")
-            if case.native is not None:
+            native = ("-", "no native equivalent" if case.native is None
+                      else "not run (--native)")
+            if case.native is not None and args.native:
                 native_seconds, native_outcome = timed(case.native(df))
                 native = (f"{native_seconds:.1f}", native_outcome)
             line = (f"| {case.name} | {seconds:.1f} | {outcome} | {watcher.peak / 1024:.0f} | "
@@ -184,6 +188,7 @@ def main() -> None:
             lines.append(line)
             print(line, flush=True)
     if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text("\n".join(lines) + "\n")
 
 

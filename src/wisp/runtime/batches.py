@@ -1,6 +1,6 @@
 """How a partition's sorted batches reach a kernel: split into key runs (`key_runs`: one
-key at a time), gathered into groups of whole short runs and pieces of long ones
-(`key_groups`), or whole runs only (`whole_runs`). Key changes are found per batch,
+key at a time), or gathered into groups of whole short runs and pieces of long ones
+(`key_groups`, which `resumable.resumed` feeds to a kernel). Key changes are found per batch,
 vectorised (`same_as_previous`), so the cost per key is a few array entries."""
 
 from __future__ import annotations
@@ -21,22 +21,6 @@ GROUP_ROWS = 1 << 13
 """Events of short key runs a `Rows`/`Range` kernel gathers to compute at once. Arrays
 of this size stay in the processor's cache: one group of 65,536 events took twice as
 long as eight of 8,192 (blocked scans make about twenty passes over each array)."""
-
-
-class PerKeyKernel:
-    """Base of the executor-side kernels that take one key's whole run at a time: the
-    mapInArrow function (`__call__`) hands each key's run to `run_group`."""
-
-    keys: tuple[str, ...]
-
-    def run_group(self, group: pa.Table) -> pa.RecordBatch:
-        raise NotImplementedError
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for group in key_runs(batches, self.keys):
-            out = self.run_group(group)
-            if out.num_rows:
-                yield out
 
 
 def same_as_previous(column: pa.Array) -> npt.NDArray[np.bool_]:
@@ -71,22 +55,6 @@ def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterat
         pending.append(batch.slice(cuts[-2], cuts[-1] - cuts[-2]))
     if pending:
         yield pa.Table.from_batches(pending)
-
-
-def whole_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterator[
-        tuple[pa.Table, npt.NDArray[np.int64] | None]]:
-    """Whole key runs for kernels that need a run at once: several short runs together,
-    `(table, starts)` as `key_groups` gives them, or one long run, `(table, None)`, once
-    all its pieces have arrived."""
-    pieces: list[pa.Table] = []
-    for table, starts, _, last in key_groups(batches, keys, CHUNK_ROWS):
-        if starts is not None:
-            yield table, starts
-            continue
-        pieces.append(table)
-        if last:
-            yield pa.concat_tables(pieces), None
-            pieces = []
 
 
 def key_groups(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...], limit: int

@@ -36,7 +36,7 @@ from ..kernels import stabbing as sb
 from ..plan.intervals import IntervalWindow
 from .aggregate import AggregateJob, aggregate, scaled, udaf_values
 from .alive import aggregate_alive
-from .batches import CHUNK_ROWS, PerKeyKernel
+from .batches import CHUNK_ROWS
 from .codec import (
     DAY,
     from_ticks,
@@ -55,7 +55,7 @@ the member sets); every other aggregate comes from each event's range of base gr
 
 
 @dataclass(frozen=True)
-class IntervalKernel(PerKeyKernel):
+class IntervalKernel:
     """The executor side, shared by every interval window kind: picklable, no Spark
     objects. A subclass gives its kind's `windows` and overrides what else differs."""
 

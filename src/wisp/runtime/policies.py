@@ -1,7 +1,7 @@
 """The executor side of the `arrow-spl` strategy (`engine/policies.py` builds the Spark
 plan): sliding and policy-tumbling windows, per key. The kernel replays each key's
 eviction and trigger policies (`wisp.kernels.policies`; short keys' runs several at
-once, a long run whole, as `batches.whole_runs` gathers them) and aggregates every
+once, a long run in pieces through `step`, as `resumable.resumed` feeds them) and aggregates every
 emitted firing's window: as frames `[lo, hi)` with `aggregate.aggregate` when the
 windows are contiguous in arrival order, else over per-tuple ranges of firings
 (`alive.aggregate_alive`).

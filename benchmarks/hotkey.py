@@ -7,9 +7,9 @@ the Python workers capped (`spark.executor.pyspark.memory`), their peak memory m
 Each case runs once (`write.format("noop")`: every row computed, none kept). Peak
 memory is read, not estimated: a thread polls `/proc` every 50 ms for the Python
 workers Spark forks (processes running `pyspark.daemon` or `pyspark.worker`) and keeps
-the largest `VmHWM` (a process's peak resident memory) it sees; workers are reused
-between tasks, so the peak of the whole run is the largest of their peaks. A case that
-fails is reported with the first line of its error, never dropped.
+the largest `VmHWM` (a process's peak resident memory) it sees. Workers are not reused
+between tasks (`spark.python.worker.reuse=false`), so each case's peak is its own. A
+case that fails is reported with the first line of its error, never dropped.
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ CASES = [
         ws.Since(ws.hourly(), emit="both")).agg(*_aggs())),
     Case("trailing", lambda df: ws.events(_stamped(df), time="ts", key="k").window(
         ws.Trailing(24, ws.hourly())).agg(*_aggs())),
-    Case("session", lambda df: _ev(df).window(ws.Session(100)).agg(*_aggs())),
+    Case("session", lambda df: _ev(df).window(ws.Session(100, max_duration=10_000)).agg(
+        *_aggs())),
     Case("dynamic_clock", lambda df: _ev(df).window(
         ws.Dynamic(ws.clock(100), start=-1_000)).agg(*_aggs())),
 ]
@@ -134,6 +135,8 @@ def session(cap: str) -> SparkSession:
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.executor.pyspark.memory", cap)
+            # a fresh worker per task: each case's peak is its own (VmHWM never falls)
+            .config("spark.python.worker.reuse", "false")
             .config("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))
             .getOrCreate())
 

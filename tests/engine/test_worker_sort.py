@@ -171,3 +171,29 @@ def test_memory_stays_near_the_budget_past_it() -> None:
         previous = (int(k[-1]), int(t[-1]))
     assert rows == 800_000
     assert peak < 6 << 20, peak
+
+
+def test_a_worker_memory_cap_bounds_the_sort_budget(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Any) -> None:
+    """Spark hands a worker its `spark.executor.pyspark.memory` as
+    PYSPARK_EXECUTOR_MEMORY_MB: the in-memory sort then takes a sixteenth of it, and a
+    partition larger than that is sorted in spilled runs, still in order."""
+    monkeypatch.delenv("PYSPARK_EXECUTOR_MEMORY_MB", raising=False)
+    assert sorting.capped_budget(16) >= sorting.SORT_BUDGET_BYTES
+    monkeypatch.setenv("PYSPARK_EXECUTOR_MEMORY_MB", "1024")
+    assert sorting.capped_budget(16) == 64 << 20
+    monkeypatch.setenv("PYSPARK_EXECUTOR_MEMORY_MB", "1")  # 64 KiB in memory
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    rng = np.random.default_rng(3)
+    times = rng.integers(0, 1_000, 50_000)
+    batches = [pa.RecordBatch.from_pydict({"k": ["a"] * 1_000, "t": times[i:i + 1_000]})
+               for i in range(0, 50_000, 1_000)]
+    seen: list[int] = []
+
+    def kernel(sorted_input: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in sorted_input:
+            seen.extend(batch.column("t").to_pylist())
+            yield batch
+
+    list(sorting.SortedInput(kernel, ("k", "t"))(iter(batches)))
+    assert seen == sorted(times.tolist())

@@ -44,8 +44,25 @@ class SortedInput:
     block_rows: int = MERGE_ROWS
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return self.kernel(sorted_batches(batches, self.columns, self.budget_bytes,
-                                          self.block_rows))
+        budget = min(self.budget_bytes, capped_budget(SORT_SHARE_OF_CAP))
+        return self.kernel(sorted_batches(batches, self.columns, budget, self.block_rows))
+
+
+SORT_SHARE_OF_CAP = 16
+"""Under a Python worker memory cap (`spark.executor.pyspark.memory`), the events sorted
+in memory take at most this fraction of it: the cap bounds the worker's address space
+(the interpreter, numpy and Arrow's own reservations included), and a sort's run, its
+permutation and its sorted copy live at once."""
+
+
+def capped_budget(share: int) -> int:
+    """1/`share` of the worker's memory cap in bytes: Spark gives the worker its
+    `spark.executor.pyspark.memory` as PYSPARK_EXECUTOR_MEMORY_MB (and sets the
+    address-space limit from it); no cap, no limit."""
+    megabytes = os.environ.get("PYSPARK_EXECUTOR_MEMORY_MB", "")
+    if not megabytes.strip().isdigit() or int(megabytes) <= 0:
+        return 1 << 62
+    return (int(megabytes) << 20) // share
 
 
 def sort_order(table: pa.Table, columns: tuple[str, ...]) -> pa.Array:

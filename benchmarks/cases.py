@@ -156,7 +156,12 @@ HOP = 1_000
 def hopping(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """Hopping(w*1000 s, 1000 s) (Tumbling at w = 1) on a timestamp time (~10*w events
     of a key per window), as groupBy("k", F.window("ts", size, hop))."""
-    df = _stamped(data)
+    return _hopping_windows(_stamped(data), w)
+
+
+def _hopping_windows(df: DataFrame, w: int) -> tuple[DataFrame, DataFrame]:
+    """Hopping(w*1000 s, 1000 s) (Tumbling at w = 1) over `df`'s time `ts`, wisp's and
+    Spark's `groupBy("k", F.window(...))`."""
     size, hop = dt.timedelta(seconds=w * HOP), dt.timedelta(seconds=HOP)
     window = ws.Tumbling(size) if w == 1 else ws.Hopping(size, hop)
     ours = _windows(_aggregates(ws.events(df, time="ts", key="k"), window))
@@ -321,15 +326,7 @@ def hopping_ntz(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """`hopping` on a timestamp_ntz time (what Spark reads from Parquet that pandas or
     pyarrow wrote): the same windows, as groupBy("k", F.window("ts", size, hop))."""
     df = _stamped(data).select("k", F.col("ts").cast("timestamp_ntz").alias("ts"), "v")
-    size, hop = dt.timedelta(seconds=w * HOP), dt.timedelta(seconds=HOP)
-    window = ws.Tumbling(size) if w == 1 else ws.Hopping(size, hop)
-    ours = _windows(_aggregates(ws.events(df, time="ts", key="k"), window))
-    spark_window = (F.window("ts", f"{w * HOP} seconds") if w == 1
-                    else F.window("ts", f"{w * HOP} seconds", f"{HOP} seconds"))
-    theirs = df.groupBy("k", spark_window.alias("w")).agg(*_values()).select(
-        "k", F.col("w.start").alias("window_start"), F.col("w.end").alias("window_end"),
-        *VALUES)
-    return ours, theirs
+    return _hopping_windows(df, w)
 
 
 def _tick(ts: Column) -> Column:

@@ -217,6 +217,16 @@ def _grid_at_or_after(now: Ticks, t: float, align: float) -> Ticks:
     return k
 
 
+def _firings(now: Ticks, runs: IntArray, policy: Time, carry: Carry | None
+             ) -> tuple[Ticks, IntArray]:
+    """A time policy's firings and the run of each: over whole runs (`time_firings`),
+    or over one key's rows resumed from `carry` (`carried_firings`, all in run 0)."""
+    if carry is None:
+        return time_firings(now, runs, policy)
+    fire_time = carried_firings(now, policy, carry)
+    return fire_time, np.zeros(len(fire_time), dtype=np.int64)
+
+
 def carried_firings(now: Ticks, policy: Time, carry: Carry) -> Ticks:
     """The time firings of a resumed replay (one run, `now` its clocks, the carried
     tuples' clock first): from the first at or after the carried clock (or, with no
@@ -309,11 +319,7 @@ def _sliding(times: Ticks, attrs: Mapping[str, Ticks], evict: Policy, trigger: P
         stage = 2 * arrival
         fire_time = now[arrival]
     elif isinstance(trigger, Time):
-        if carry is None:
-            fire_time, fire_run = time_firings(now, runs, trigger)
-        else:
-            fire_time = carried_firings(now, trigger, carry)
-            fire_run = np.zeros(len(fire_time), dtype=np.int64)
+        fire_time, fire_run = _firings(now, runs, trigger, carry)
         arrival = run_search(now, runs, fire_time, fire_run, "right") - 1
         stage = 2 * arrival + 1
     else:
@@ -495,11 +501,7 @@ def tumbling(times: Ticks, attrs: Mapping[str, Ticks], punctuation: BoolArray | 
     if carry is not None and carry.clock is not None:
         now = np.maximum(now, np.asarray(carry.clock, dtype=now.dtype))
     if isinstance(policy, Time):
-        if carry is None:
-            fire_time, fire_run = time_firings(now, runs, policy)
-        else:
-            fire_time = carried_firings(now, policy, carry)
-            fire_run = np.zeros(len(fire_time), dtype=np.int64)
+        fire_time, fire_run = _firings(now, runs, policy, carry)
         hi = run_search(now, runs, fire_time, fire_run, "right")
         lo = _window_starts(hi, starts[fire_run])
         return Frames(fire_time, lo, hi, fire_run)

@@ -16,13 +16,16 @@ def test_public_names_are_pinned() -> None:
     assert sorted(wisp.__all__) == [
         "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping", "Punctuation",
         "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time", "Trailing",
-        "Tumbling", "WispError", "WispInputError", "WispUnsupportedError", "clock", "collect",
-        "count", "cron", "daily", "events", "explain", "first", "from_edges", "hourly", "last",
-        "max", "mean", "min", "monthly", "report", "session", "snap_to_hops", "stddev", "sum",
-        "time_weighted_mean", "udaf", "variance", "weekly", "yearly"]
+        "Tumbling", "WispError", "WispInputError", "WispMemoryError", "WispUnsupportedError",
+        "clock", "collect", "count", "cron", "daily", "events", "explain", "first",
+        "from_edges", "hourly", "last", "max", "mean", "min", "monthly", "report", "session",
+        "snap_to_hops", "stddev", "sum", "time_weighted_mean", "udaf", "variance", "weekly",
+        "yearly"]
 
 
 def test_errors_are_value_errors_where_the_caller_passed_a_bad_value() -> None:
     assert issubclass(wisp.WispInputError, wisp.WispError)
     assert issubclass(wisp.WispInputError, ValueError)
     assert issubclass(wisp.WispUnsupportedError, wisp.WispError)
+    assert issubclass(wisp.WispMemoryError, wisp.WispError)
+    assert issubclass(wisp.WispMemoryError, MemoryError)

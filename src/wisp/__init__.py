@@ -10,7 +10,7 @@ import types as _types
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from .errors import WispError, WispInputError, WispUnsupportedError
+from .errors import WispError, WispInputError, WispMemoryError, WispUnsupportedError
 from .spec.aggregates import (
     collect,
     count,
@@ -72,6 +72,7 @@ __all__ = [
     "Tumbling",
     "WispError",
     "WispInputError",
+    "WispMemoryError",
     "WispUnsupportedError",
     "clock",
     "collect",

@@ -34,3 +34,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A " (did you mean 'x'?)" suffix when `word` is close to one of `choices`."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class WispMemoryError(WispError, MemoryError):
+    """A window's state or output outgrew the Python worker's memory cap (raised in the
+    worker, named by the message: the setting to raise and what grew)."""

@@ -204,3 +204,49 @@ def test_interval_sources_and_strategies(spark: SparkSession, source: ws.Events)
     with fails("time_weighted_mean", error=WispUnsupportedError):
         source.window(ws.Dynamic(ws.clock("1s"))).agg(ws.time_weighted_mean("v"))
     assert issubclass(WispInputError, WispError)
+
+
+# ------------------------------------------------------------ output explosions
+
+
+def test_a_clock_from_the_epoch_is_refused_before_it_ticks(source: ws.Events) -> None:
+    """The clock of the docs started at the epoch over 2024 data: ~3.4 billion ticks for
+    the key, refused in the worker before one is made, with the count and the option."""
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    last = T0 + dt.timedelta(seconds=5)
+    expected = (last - epoch) // dt.timedelta(milliseconds=500) + 1
+    result = source.window(ws.Dynamic(ws.clock("500ms", start=epoch), start="-500ms",
+                                      end="500ms")).agg(ws.count())
+    with pytest.raises(Exception, match=re.escape(
+            f"`every` must make at most max_ticks=10,000,000 clock ticks per key, found "
+            f"about {expected:,} for one key (key {{'k': 'a'}}); pass clock(..., "
+            "max_ticks=...) to allow more")):
+        result.collect()
+
+
+def test_a_bounded_clock_is_refused_when_the_query_is_built(source: ws.Events) -> None:
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    expected = (T0 - epoch) // dt.timedelta(seconds=1) + 1
+    with fails(f"`every` must make at most max_ticks=1,000 clock ticks per key, found "
+               f"about {expected:,} for one key between the clock's start", "pass clock("):
+        source.window(ws.Dynamic(ws.clock("1s", start=epoch, end=T0, max_ticks=1000))) \
+            .agg(ws.count())
+
+
+def test_max_ticks_raises_the_limit(source: ws.Events) -> None:
+    """Ticks every 100 ms over the key's 5 s: 51 ticks, refused under 50, made under 51."""
+    def ticks(limit: int) -> DataFrame:
+        return source.window(ws.Dynamic(ws.clock("100ms", max_ticks=limit), end="0s")) \
+            .agg(ws.count())
+
+    with pytest.raises(Exception, match="found about 51 for one key"):
+        ticks(50).collect()
+    assert ticks(51).count() == 51
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5, True, "many"])
+def test_max_ticks_must_be_a_positive_integer(value: Any) -> None:
+    with fails("`max_ticks` must be an integer >= 1", f"found {value!r}"):
+        ws.clock("1s", max_ticks=value)
+    with fails("`max_ticks` must be an integer >= 1", f"found {value!r}"):
+        ws.Time("1s", max_ticks=value)

@@ -121,3 +121,19 @@ def test_null_delta_attribute_fails_the_query_naming_it(ev: ws.Events) -> None:
     with pytest.raises(PySparkException, match=re.escape(
             "`attr` column 'v' must not be null or NaN")):
         result.collect()
+
+
+@pytest.mark.parametrize("window", [
+    ws.Sliding(ws.Count(2), ws.Time("1us")), ws.Tumbling(ws.Time("1us"))])
+def test_a_time_trigger_over_a_long_span_is_refused(spark: SparkSession,
+                                                    window: ws.Window) -> None:
+    """Two events a year apart and a trigger every microsecond: ~3·10^13 firings, refused
+    in the worker before one is made."""
+    later = T0 + dt.timedelta(days=366)
+    df = spark.createDataFrame([(T0, 1.0), (later, 2.0)], "ts timestamp, v double")
+    expected = (later - T0) // dt.timedelta(microseconds=1) + 1
+    result = ws.events(df, time="ts").window(window).agg(ws.count())
+    with pytest.raises(PySparkException, match=re.escape(
+            f"`t` must make at most max_ticks=10,000,000 time trigger firings per key, "
+            f"found about {expected:,} for one key; pass Time(..., max_ticks=...)")):
+        result.collect()

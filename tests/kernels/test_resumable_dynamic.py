@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from resumable_check import cut_run, rows
 from tables import assert_same_rows
 
+from wisp import WispInputError
 from wisp.plan.dynamic import ClockTicks
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
@@ -268,3 +271,31 @@ def test_the_mapinarrow_function_feeds_long_runs_in_pieces() -> None:
         assert streamed.num_rows == whole.num_rows > 100
         assert_same_rows(streamed, whole, ["k", "time", "window_start", "window_end",
                                            "count", "sum_v"])
+
+
+def test_too_many_clock_ticks_fail_before_they_are_made() -> None:
+    """Ticks every 3 from a key's first event at 0 to its last at 30: 11 ticks, refused
+    under `max_ticks=10` whole and in pieces, made under `max_ticks=11`."""
+    times = [0, 4, 9, 17, 30]
+    m = len(times)
+    table = union(["a"] * m, times, [False] * m, [None] * m, [None] * m, [None] * m,
+                  [float(j) for j in range(m)])
+    for limit, refused in [(10, True), (11, False)]:
+        dynamic = kernel(BoundJob("offset", -4, START), BoundJob("offset", 2, END),
+                         BoundJob("none", 0, OBSOLETE),
+                         clock=ClockTicks(3, None, None, None, limit))
+        for cuts in ([], [1], [2, 4]):
+            if refused:
+                with pytest.raises(WispInputError, match=re.escape(
+                        "`every` must make at most max_ticks=10 clock ticks per key, found "
+                        "about 11 for one key (key {'k': 'a'}); pass clock(..., "
+                        "max_ticks=...) to allow more, or a larger `every` or a shorter "
+                        "span")):
+                    cut_run(dynamic, table, cuts)
+            else:
+                assert sum(b.num_rows for b in cut_run(dynamic, table, cuts)) == 11
+        if refused:
+            with pytest.raises(WispInputError, match="found about 11 for one key"):
+                list(dynamic.run_group(table))
+        else:
+            assert sum(b.num_rows for b in dynamic.run_group(table)) == 11

@@ -7,6 +7,7 @@ carried state stays within the window's reach."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from resumable_check import assert_resumes, cut_run, rows
 
 import wisp as ws
 import wisp.runtime.policies as rp
+from wisp import WispInputError
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import CHUNK_ROWS
 from wisp.runtime.resumable import KernelState
@@ -280,3 +282,30 @@ def test_state_survives_bytes_with_float_scalars() -> None:
     assert again.scalars == state.scalars
     assert again.scalars["clock"] == 0.75 and again.scalars["reference"] == 4.5
     assert np.array_equal(again.rows.column("i").to_numpy(), state.rows.column("i").to_numpy())
+
+
+@pytest.mark.parametrize("mode", ["sliding", "tumbling"])
+def test_too_many_time_firings_fail_before_they_are_made(mode: str) -> None:
+    """A key from 0 to 1000 fires a `Time(1)` trigger (or time-sized tumbling window)
+    1001 times: `max_ticks=1000` refuses it whole and in pieces (counted from the key's
+    first tuple, not the piece's), `max_ticks=1001` runs."""
+    table = make_table([(0, 0, 1.0, None), (400, 0, 2.0, None), (1000, 0, 3.0, None)],
+                       False, False)
+    for limit, refused in [(1000, True), (1001, False)]:
+        time = Time(1, max_ticks=limit)
+        evict, trigger = (Count(2), time) if mode == "sliding" else (time, None)
+        kernel = make_kernel(mode, evict, trigger, False, False, False)
+        for cuts in ([], [1], [2], [1, 2]):
+            if refused:
+                with pytest.raises(WispInputError, match=re.escape(
+                        "`t` must make at most max_ticks=1,000 time trigger firings per "
+                        "key, found about 1,001 for one key; pass Time(..., max_ticks=...) "
+                        "to allow more")):
+                    cut_run(kernel, table, cuts)
+            else:
+                assert len(firings(cut_run(kernel, table, cuts))) == 1001
+        if refused:
+            with pytest.raises(WispInputError, match="found about 1,001 for one key"):
+                kernel.run_group(table)
+        else:
+            assert kernel.run_group(table).num_rows == 1001

@@ -16,6 +16,7 @@ from ..binding import Events
 from ..plan.nodes import Plan, ResolvedAggregation
 from ..runtime import sorting
 from ..runtime.aggregate import AggregateJob
+from ..runtime.limits import WithinMemory
 from .columns import col, output_time_type
 from .describe import sorts_in_worker, spark_output_type
 
@@ -36,7 +37,8 @@ def mapped_by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str],
     partition's events sorted by `keys` then `order` (ascending, nulls first) before the
     kernel sees them. When Arrow orders every one of those columns as Spark does, the
     Python worker sorts (`sorting.SortedInput`: cheaper than Spark's sort, spilling
-    sorted runs to disk past a budget); otherwise Spark sorts (`by_key`)."""
+    sorted runs to disk past a budget); otherwise Spark sorts (`by_key`). A worker out of
+    memory fails with a `WispMemoryError` naming the cap (`runtime.limits`)."""
     sort_columns = list(dict.fromkeys([*keys, *order]))
     schema = T.StructType(fields)
     if sorts_in_worker(df.schema, sort_columns):
@@ -44,9 +46,9 @@ def mapped_by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str],
         worker = sorting.SortedInput(kernel, tuple(sort_columns), sorting.SORT_BUDGET_BYTES,
                                      sorting.MERGE_ROWS)
         return _partitioned(df, keys).select(*[col(c) for c in selected]).mapInArrow(
-            worker, schema)
+            WithinMemory(worker), schema)
     return by_key(df, keys, order).select(*[col(c) for c in needed]).mapInArrow(
-        kernel, schema)
+        WithinMemory(kernel), schema)
 
 
 def _partitioned(df: DataFrame, keys: Sequence[str]) -> DataFrame:

@@ -12,7 +12,7 @@ from ..plan.nodes import ResolvedAggregation
 from ..plan.periods import PeriodsPlan
 from ..plan.policies import BatchesPlan
 from ..runtime.codec import DAY, tick_range_message
-from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US
+from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US, OUTSIDE_YEARS
 from .columns import (
     col,
     fail_where,
@@ -236,9 +236,8 @@ def _calendar_guarded(query: Query) -> DataFrame:
     ticks = time_ticks(events.time)
     micros = ticks * F.lit(DAY) if events.time.kind == "date" else ticks
     outside = (micros < F.lit(CALENDAR_MIN_US)) | (micros > F.lit(CALENDAR_MAX_US))
-    message = F.concat(F.lit("wisp: calendar ticks cover the years 0002..9998; found an "
-                             "instant "), micros.cast("string"),
-                       F.lit(" µs from the epoch outside them"))
+    message = F.concat(F.lit("WispError: " + OUTSIDE_YEARS),
+                       col(events.time.name).cast("string"))
     return fail_where(guarded(events, query.observation), outside, message)
 
 

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..spec.limits import too_many_ticks
 from ..spec.policies import Count, Delta, Policy, Time
 from .runs import (
     chain,
@@ -120,7 +121,9 @@ class Carry:
     reference value (the attribute of the last tuple that fired; None: no tuple yet);
     `full`: the window has been full (delta eviction: it has evicted); `final`: the input
     ends here, so the time firings up to the first at or after the clock are emitted
-    (otherwise only those before the clock: a later tuple may still join the others)."""
+    (otherwise only those before the clock: a later tuple may still join the others);
+    `origin`: the key's first tuple's time (its time firings are counted from it
+    against `max_ticks`)."""
 
     held: int = 0
     clock: int | float | None = None
@@ -128,6 +131,7 @@ class Carry:
     reference: int | float | None = None
     full: bool = False
     final: bool = False
+    origin: int | float | None = None
 
 # ---------------------------------------------------------------- small primitives
 
@@ -186,6 +190,7 @@ def time_firings(now: Ticks, runs: IntArray, policy: Time) -> tuple[Ticks, IntAr
     first at or after its newest (both included), and the run of each firing."""
     t, align = ticks(policy.t), ticks(policy.align)
     first_now, last_now = now[runs[:-1]], now[runs[1:] - 1]
+    check_firings(first_now, last_now, policy)
     if now.dtype.kind == "f":
         first = _grid_at_or_after(first_now, t, align)
         last = _grid_at_or_after(last_now, t, align)
@@ -205,6 +210,19 @@ def time_firings(now: Ticks, runs: IntArray, policy: Time) -> tuple[Ticks, IntAr
     offset = offsets(counts).astype(np.uint64) * np.uint64(ti)
     times = (np.repeat(first_time, counts).view(np.uint64) + offset).view(np.int64)
     return times, owners(counts)
+
+
+def check_firings(first_now: Ticks, last_now: Ticks, policy: Time) -> None:
+    """Fail before making them when a run's time firings, from the first at or after
+    its first clock to the first at or after its newest, would number more than the
+    policy's `max_ticks` (`spec.limits`). The count is an estimate within one firing."""
+    if not len(first_now):
+        return
+    span = np.asarray(last_now, dtype=np.float64) - np.asarray(first_now, dtype=np.float64)
+    counts = np.floor(span / float(ticks(policy.t))) + 1
+    worst = int(np.argmax(counts))
+    if counts[worst] > policy.max_ticks:
+        raise too_many_ticks("t", int(counts[worst]), policy.max_ticks, "Time")
 
 
 def _grid_at_or_after(now: Ticks, t: float, align: float) -> Ticks:
@@ -236,6 +254,8 @@ def carried_firings(now: Ticks, policy: Time, carry: Carry) -> Ticks:
     if len(now) == 0:
         return now[:0]
     begin = now[0] if carry.clock is None else carry.clock
+    origin = begin if carry.origin is None else carry.origin
+    check_firings(np.array([origin], dtype=now.dtype), now[-1:], policy)
     bounds = np.array([begin, now[-1]], dtype=now.dtype)
     times, _ = time_firings(bounds, one_run(2), policy)
     return times if carry.final else times[:-1]

@@ -8,10 +8,12 @@ times (a sort-based sweep: no join, no cross product).
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 
 from ..errors import WispUnsupportedError, bad_value
+from ..spec.limits import MAX_TICKS, too_many_ticks
 from ..spec.time import instant_to_micros
 from ..spec.windows import Clock, Dynamic
 from .aggregations import check_strategy
@@ -45,12 +47,14 @@ class Bound:
 
 @dataclass(frozen=True)
 class ClockTicks:
-    """A clock in ticks of the source's time column; None = the key's first/last time."""
+    """A clock in ticks of the source's time column; None = the key's first/last time;
+    `max_ticks`: the most ticks one key may generate."""
 
     every: int | float
     align: int | float | None
     start: int | float | None
     end: int | float | None
+    max_ticks: int = MAX_TICKS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +163,16 @@ def _check_anchor_table(inputs: Inputs, window: Dynamic) -> Source:
     return anchors
 
 
+def _ticks_between(first: int | float, last: int | float, every: int | float,
+                   align: int | float) -> int:
+    """How many `align + k*every` lie in `[first, last]` (exact for integer ticks)."""
+    if isinstance(every, int) and isinstance(align, int) and isinstance(first, int) \
+            and isinstance(last, int):
+        return max(0, (last - align) // every + (align - first) // every + 1)
+    return max(0, math.floor((last - align) / every) - math.ceil((first - align) / every)
+               + 1)
+
+
 def _clock(clock: Clock, time: TimeColumn) -> ClockTicks:
     every = resolve_duration(clock.every, time, "every")
     start = None if clock.start is None else resolve_instant(clock.start, time, "start")
@@ -166,7 +180,13 @@ def _clock(clock: Clock, time: TimeColumn) -> ClockTicks:
     align = None if clock.align is None else resolve_instant(clock.align, time, "align")
     if align is None and start is not None:
         align = start
-    return ClockTicks(every, align, start, end)
+    if start is not None and end is not None:
+        count = _ticks_between(start, end, every, 0 if align is None else align)
+        if count > clock.max_ticks:
+            raise too_many_ticks("every", count, clock.max_ticks, "clock",
+                                 f"between the clock's start {clock.start!r} and end "
+                                 f"{clock.end!r}")
+    return ClockTicks(every, align, start, end, clock.max_ticks)
 
 
 @rule(Dynamic)

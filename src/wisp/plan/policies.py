@@ -163,7 +163,7 @@ def resolve_policy(policy: object, source: Source, role: str) -> tuple[Policy, s
         ticks = resolve_duration(policy.t, source.time, "t")
         if source.time.kind == "date" and ticks % DAY:
             raise bad_value("t", "a whole number of days for date time", policy.t)
-        return Time(ticks, resolve_align(policy.align, source.time)), None
+        return Time(ticks, resolve_align(policy.align, source.time), policy.max_ticks), None
     if isinstance(policy, Delta):
         column = _attribute(source, policy.attr, role)
         return Delta(policy.attr, resolve_duration(policy.d, column, "d")), column.kind

@@ -24,10 +24,11 @@ from ..kernels import dynamic as dk
 from ..kernels.frames import shifted
 from ..kernels.runs import offsets, one_run, owners, run_index
 from ..plan.dynamic import ClockTicks
+from ..spec.limits import too_many_ticks
 from .aggregate import AggregateJob, aggregate
-from .batches import CHUNK_ROWS, key_groups
+from .batches import CHUNK_ROWS
 from .codec import DAY, from_ticks, ticks_or_zero, to_ticks, validity
-from .resumable import KernelState, Scalar, pending
+from .resumable import KernelState, Scalar, pending, resumed
 
 KIND, TIME, START, END, OBSOLETE = ("__wisp_kind", "__wisp_time", "__wisp_start",
                                     "__wisp_end", "__wisp_obsolete")
@@ -91,20 +92,8 @@ class DynamicKernel:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Short key runs several at a time (`run_group`), long runs in pieces of about
-        `chunk_rows` rows through `step`, then `finish` (`resumable.resumed`, with
-        `run_group` yielding batches)."""
-        state: KernelState | None = None
-        for table, starts, first, last in key_groups(batches, self.keys, self.chunk_rows):
-            if starts is not None:
-                yield from self.run_group(table, starts)
-                continue
-            out, state = self.step(None if first else state, table)
-            if out.num_rows:
-                yield out
-            if last:
-                out, state = self.finish(state), None
-                if out.num_rows:
-                    yield out
+        `chunk_rows` rows through `step`, then `finish` (`resumable.resumed`)."""
+        return resumed(self, batches, self.chunk_rows)
 
     def step(self, state: KernelState | None, chunk: pa.Table
              ) -> tuple[pa.RecordBatch, KernelState]:
@@ -251,6 +240,7 @@ class DynamicKernel:
             reach = newest if self.end.kind == "none" else shifted(newest, -self.end.offset)
             upper = np.minimum(upper, reach)
         k0, count = dk.clock_ranges(first, upper, clock.every, align)
+        self.check_ticks(count, table)
         k_next = int(scalars["next"])  # type: ignore[arg-type]
         steps = np.arange(k_next, int(k0[0]) + int(count[0]), dtype=np.int64)
         anchor_ticks = dk.tick_values(steps, clock.every, align, ticks.dtype.kind == "f")
@@ -331,6 +321,7 @@ class DynamicKernel:
         align = clock.align if clock.align is not None else (
             0.0 if self.time_kind == "float" else 0)
         k0, counts = dk.clock_ranges(first, last, clock.every, align)
+        self.check_ticks(counts, group.take(pa.array(runs[:-1])))
         float_time = ticks.dtype.kind == "f"
         if int(counts.sum()) <= CHUNK:
             anchor_runs = owners(counts)
@@ -345,6 +336,20 @@ class DynamicKernel:
                 yield from self.clock_batch(
                     group, runs, events, ticks, bounds, np.full(stop - skip, run),
                     dk.tick_values(steps, clock.every, align, float_time))
+
+    def check_ticks(self, counts: IntArray, first_rows: pa.Table) -> None:
+        """Fail before making the ticks when a key would get more than the clock's
+        `max_ticks` (`counts`: per key, `first_rows`: a row of each, for its key)."""
+        assert self.clock is not None
+        if not len(counts) or int(counts.max()) <= self.clock.max_ticks:
+            return
+        worst = int(np.argmax(counts))
+        where = ""
+        if self.keys:
+            values = {k: first_rows.column(k)[worst].as_py() for k in self.keys}
+            where = f"(key {values!r})"
+        raise too_many_ticks("every", int(counts[worst]), self.clock.max_ticks, "clock",
+                             where)
 
     def clock_batch(self, group: pa.Table, runs: IntArray, events: pa.Table,
                     ticks: npt.NDArray[Any], bounds: IntArray, anchor_runs: IntArray,

@@ -141,9 +141,11 @@ class SplKernel:
         if n:
             newest = ticks.max().item()
             clock = newest if clock is None else max(clock, newest)
+        origin = carry.origin if carry.origin is not None or not n else ticks[0].item()
         scalars: dict[str, Scalar] = {"clock": clock,
                                       "arrived": carry.arrived + chunk.num_rows,
-                                      "reference": carry.reference, "full": carry.full}
+                                      "reference": carry.reference, "full": carry.full,
+                                      "origin": origin}
         if isinstance(self.trigger, Delta) and n:
             values = attrs[self.trigger.attr]
             if fired >= 0:
@@ -181,12 +183,13 @@ class SplKernel:
             return ks.Carry(final=final)
         scalars = state.scalars
         clock, arrived = scalars.get("clock"), scalars.get("arrived", 0)
-        reference = scalars.get("reference")
+        reference, origin = scalars.get("reference"), scalars.get("origin")
         assert clock is None or isinstance(clock, (int, float))
         assert isinstance(arrived, int)
         assert reference is None or isinstance(reference, (int, float))
+        assert origin is None or isinstance(origin, (int, float))
         return ks.Carry(state.rows.num_rows, clock, arrived, reference,
-                        bool(scalars.get("full", False)), final)
+                        bool(scalars.get("full", False)), final, origin)
 
     def alive(self, ticks: npt.NDArray[Any], attrs: dict[str, npt.NDArray[Any]],
               clock: int | float | None) -> npt.NDArray[np.bool_]:

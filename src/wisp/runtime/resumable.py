@@ -31,6 +31,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from .batches import CHUNK_ROWS, key_groups
+from .limits import check_state
 
 STATE_VERSION = 1
 """The format of a serialised state; a state of another format is refused."""
@@ -108,8 +109,9 @@ class Resumable(Protocol):
         ...
 
     def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
-                  ) -> pa.RecordBatch:
-        """The outputs of whole key runs (`runs`: where each begins, then the length)."""
+                  ) -> pa.RecordBatch | Iterator[pa.RecordBatch]:
+        """The outputs of whole key runs (`runs`: where each begins, then the length),
+        as one batch or as batches made one at a time."""
         ...
 
 
@@ -141,9 +143,10 @@ def resumed(kernel: Resumable, batches: Iterator[pa.RecordBatch],
     waiting_rows = 0
     for table, starts, first, last in key_groups(batches, kernel.keys, limit):
         if starts is not None:
-            out = kernel.run_group(table, starts)
-            if out.num_rows:
-                yield out
+            found = kernel.run_group(table, starts)
+            for out in [found] if isinstance(found, pa.RecordBatch) else found:
+                if out.num_rows:
+                    yield out
             continue
         if first:
             state, waiting, waiting_rows = None, [], 0
@@ -152,6 +155,8 @@ def resumed(kernel: Resumable, batches: Iterator[pa.RecordBatch],
         carried = 0 if state is None else state.rows.num_rows
         if not last and waiting_rows < GATHER * carried:
             continue
+        if state is not None:
+            check_state(state.rows, waiting, kernel.keys)
         chunk = waiting[0] if len(waiting) == 1 else pa.concat_tables(waiting)
         waiting, waiting_rows = [], 0
         out, state = kernel.step(state, chunk)

@@ -26,6 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .limits import cap_megabytes
+
 SORT_BUDGET_BYTES = 256 << 20
 """Arrow bytes of events a worker sorts in memory; beyond it, sorted runs go to disk."""
 MERGE_ROWS = 1 << 16
@@ -59,10 +61,8 @@ def capped_budget(share: int) -> int:
     """1/`share` of the worker's memory cap in bytes: Spark gives the worker its
     `spark.executor.pyspark.memory` as PYSPARK_EXECUTOR_MEMORY_MB (and sets the
     address-space limit from it); no cap, no limit."""
-    megabytes = os.environ.get("PYSPARK_EXECUTOR_MEMORY_MB", "")
-    if not megabytes.strip().isdigit() or int(megabytes) <= 0:
-        return 1 << 62
-    return (int(megabytes) << 20) // share
+    megabytes = cap_megabytes()
+    return 1 << 62 if megabytes is None else (megabytes << 20) // share
 
 
 def sort_order(table: pa.Table, columns: tuple[str, ...]) -> pa.Array:

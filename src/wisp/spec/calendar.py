@@ -25,7 +25,7 @@ import functools
 import zoneinfo
 from collections.abc import Iterator
 
-from ..errors import bad_value
+from ..errors import WispInputError, bad_value
 from .windows import CalendarTick, check_cron
 
 EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
@@ -34,7 +34,7 @@ CHUNK = 1 << 45  # about 407 days of microseconds: ticks are computed and cached
 _MARGIN = _dt.timedelta(days=2)  # more than any UTC offset change
 _SEARCH_CHUNKS = 12  # about 13 years: the longest gap between ticks of a valid expression
 CALENDAR_MIN_US = -62_104_060_800_000_000  # 0002-01-01
-CALENDAR_MAX_US = 253_370_764_800_000_000  # 9998-12-31
+CALENDAR_MAX_US = 253_370_764_800_000_000  # 9999-01-01 00:00 UTC: the end of 9998
 _MIN_US, _MAX_US = CALENDAR_MIN_US, CALENDAR_MAX_US
 
 
@@ -180,11 +180,25 @@ def _boundaries(tick: CalendarTick, start: _dt.datetime, stop: _dt.datetime
             day = _dt.date(day.year + 1, 1, 1)
 
 
+OUTSIDE_YEARS = "`time` must lie in the years 0002..9998 for calendar ticks, found "
+"""The start of the error on an event time outside the calendar's years (the time, as
+text, follows)."""
+
+
 def check_range(us: int) -> None:
     """Fail on an instant outside the years the calendar covers."""
     if not _MIN_US <= us <= _MAX_US:
-        raise ValueError(f"wisp: calendar ticks cover the years 0002..9998; found an instant "
-                         f"{us} µs from the epoch outside them")
+        raise WispInputError(OUTSIDE_YEARS + show_instant(us))
+
+
+def show_instant(us: int) -> str:
+    """An instant in microseconds from the epoch as UTC text, or as the number where
+    Python's datetime does not reach."""
+    try:
+        moment = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=us)
+    except OverflowError:
+        return f"{us} µs from the epoch"
+    return moment.isoformat(sep=" ") + " UTC"
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..errors import bad_value
+from .limits import MAX_TICKS, check_max_ticks
 from .time import duration_to_ticks, instant_to_micros
 
 
@@ -28,16 +29,19 @@ class Count:
 @dataclass(frozen=True)
 class Time:
     """`time(t)` on event time: eviction keeps tuples at most `t` old (exactly `t` old stays);
-    a trigger fires at `align + k*t`."""
+    a trigger (or a tumbling window's size) fires at `align + k*t`, at most `max_ticks`
+    times per key (`spec.limits`: more fails before the firings are made)."""
 
     t: object
     align: object = None
+    max_ticks: int = MAX_TICKS
 
     def __post_init__(self) -> None:
         ticks = duration_to_ticks(self.t, "t")
         if ticks <= 0:
             raise bad_value("t", "a positive duration", self.t)
         check_align(self.align)
+        check_max_ticks(self.max_ticks)
 
     @property
     def ticks(self) -> int | float | Decimal:

@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any, ClassVar, Literal, get_args
 
 from ..errors import bad_value, did_you_mean
+from .limits import MAX_TICKS, check_max_ticks
 from .policies import Count, Delta, Punctuation, Time, check_align
 from .time import (
     duration_to_ticks,
@@ -290,12 +291,15 @@ class Clock:
     """Anchors at regular times `align + k*every` (\\psi's repeating generator), used as
     `Dynamic(ws.clock(...), ...)`. Ticks lie in `[start, end]` (both inclusive), which
     default to each key's first and last event time (the whole stream's without a key).
-    `align` defaults to `start` when given, else the epoch (zero for numeric time)."""
+    `align` defaults to `start` when given, else the epoch (zero for numeric time).
+    `max_ticks`: the most ticks one key may generate (`spec.limits`); a clock that
+    would make more fails before making them."""
 
     every: Any
     start: Any = None
     end: Any = None
     align: Any = None
+    max_ticks: int = MAX_TICKS
 
     def __post_init__(self) -> None:
         if duration_to_ticks(self.every, "every") <= 0:
@@ -303,11 +307,14 @@ class Clock:
         check_align(self.align)
         check_align(self.start, "start")
         check_align(self.end, "end")
+        check_max_ticks(self.max_ticks)
 
 
-def clock(every: Any, start: Any = None, end: Any = None, align: Any = None) -> Clock:
-    """Anchors every `every` over the data span (or `[start, end]`), aligned to `align`."""
-    return Clock(every, start, end, align)
+def clock(every: Any, start: Any = None, end: Any = None, align: Any = None,
+          max_ticks: int = MAX_TICKS) -> Clock:
+    """Anchors every `every` over the data span (or `[start, end]`), aligned to `align`;
+    at most `max_ticks` per key."""
+    return Clock(every, start, end, align, max_ticks)
 
 
 # ---------------------------------------------------------------- StreamInsight

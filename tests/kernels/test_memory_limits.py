@@ -12,8 +12,8 @@ import pytest
 
 from wisp import WispError, WispMemoryError
 from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.sessions import SessionKernel
 from wisp.runtime.limits import WithinMemory
+from wisp.runtime.sessions import SessionKernel
 from wisp.runtime.sorting import capped_budget
 
 

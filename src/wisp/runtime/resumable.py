@@ -115,6 +115,34 @@ class Resumable(Protocol):
         ...
 
 
+Horizon = int | float
+"""A time in ticks of the time column (int for integer, timestamp and date ticks; float
+for float time)."""
+
+
+class Streamable(Resumable, Protocol):
+    """A resumable kernel that a stream can drive: besides its rows, a step may be told
+    a `horizon`, a time before which no later row of the key can come (every later row
+    has time >= horizon; a stream's watermark `W` promises `W + 1` tick). The outputs
+    final under that promise are emitted, even those the rows alone do not make final
+    (a `Range` window ending before the horizon, a session whose gap ends at or before
+    it, a hopping window that ends at or before it). Without a horizon a step is the
+    batch step (its horizon is the newest time of its rows).
+
+    `wake(state)` is the smallest horizon at which a step with no new rows would emit
+    something, None when no horizon would (nothing pending, or only what more rows
+    decide): the stream sets its timer there."""
+
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """As `Resumable.step`, with the outputs final before `horizon` too."""
+        ...
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The smallest horizon at which `step(state, <no rows>, horizon)` emits a row."""
+        ...
+
+
 def pending(state: KernelState | None, chunk: pa.Table) -> pa.Table:
     """The state's rows followed by `chunk`'s: the rows a tail-recomputing step reads."""
     if state is None or state.rows.num_rows == 0:

@@ -19,7 +19,8 @@ def test_public_names_are_pinned() -> None:
         "Tumbling", "WispError", "WispInputError", "WispMemoryError", "WispUnsupportedError",
         "clock", "collect", "count", "cron", "daily", "events", "explain", "first",
         "from_edges", "hourly", "last", "max", "mean", "min", "monthly", "report", "session",
-        "snap_to_hops", "stddev", "sum", "time_weighted_mean", "udaf", "variance", "weekly",
+        "snap_to_hops", "stddev", "stream_report", "sum", "time_weighted_mean", "udaf",
+        "variance", "weekly",
         "yearly"]
 
 

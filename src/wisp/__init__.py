@@ -51,7 +51,7 @@ if _TYPE_CHECKING:
     from .events import Events, events, from_edges
     from .session import session
     from .snap import snap_to_hops
-    from .windowed import explain, report
+    from .windowed import explain, report, stream_report
 
 __all__ = [
     "Count",
@@ -93,6 +93,7 @@ __all__ = [
     "session",
     "snap_to_hops",
     "stddev",
+    "stream_report",
     "sum",
     "time_weighted_mean",
     "udaf",
@@ -112,6 +113,7 @@ _LAZY = {
     "snap_to_hops": "snap",
     "explain": "windowed",
     "report": "windowed",
+    "stream_report": "windowed",
 }
 
 
@@ -137,9 +139,9 @@ def _load(name: str) -> _Any:
 
         return snap_to_hops
     if module == "windowed":
-        from .windowed import explain, report
+        from .windowed import explain, report, stream_report
 
-        return {"explain": explain, "report": report}[name]
+        return {"explain": explain, "report": report, "stream_report": stream_report}[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -16,7 +16,10 @@ from typing import Literal, TypeVar
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from .errors import WispUnsupportedError, bad_value, did_you_mean
+from .errors import WispInputError, WispUnsupportedError, bad_value, did_you_mean
+from .spec.time import duration_to_ticks, is_time_duration
+
+DAY_MICROS = 86_400_000_000
 
 TimeKind = Literal["timestamp", "timestamp_ntz", "date", "integer", "decimal", "float"]
 NullTimePolicy = Literal["error", "drop"]
@@ -83,13 +86,19 @@ class Events:
 
     def __init__(self, df: DataFrame, time: TimeColumn, end: str | None,
                  key: tuple[str, ...], order: str | None,
-                 on_null_time: NullTimePolicy) -> None:
+                 on_null_time: NullTimePolicy, lateness: int | None = None) -> None:
         self.df = df
         self.time = time
         self.end = end
         self.key = key
         self.order = order
         self.on_null_time = on_null_time
+        self.lateness = lateness
+        """A stream's lateness in ticks of the time column (None: a batch table)."""
+
+    @property
+    def streaming(self) -> bool:
+        return self.lateness is not None
 
     @property
     def is_interval(self) -> bool:
@@ -103,6 +112,8 @@ class Events:
             parts.append(f"key={list(self.key)!r}")
         if self.order:
             parts.append(f"order={self.order!r}")
+        if self.lateness is not None:
+            parts.append(f"lateness={self.lateness} ticks")
         return f"Events({', '.join(parts)})"
 
 
@@ -111,20 +122,18 @@ E = TypeVar("E", bound=Events)
 
 def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = None,
                 key: str | Sequence[str] | None = None, order: str | None = None,
-                on_null_time: NullTimePolicy = "error") -> E:
+                on_null_time: NullTimePolicy = "error", lateness: object = None) -> E:
     """Validate the roles of `wisp.events(df, time, ...)` against `df`'s schema and bind
     them: an instance of `make` (`Events` or a subclass). Every bad argument is a
     `WispError` naming its parameter."""
     if not isinstance(df, DataFrame):
         raise bad_value("df", "a PySpark DataFrame", type(df).__name__)
-    if df.isStreaming:
-        raise WispUnsupportedError("streaming DataFrames are not supported yet: "
-                                   "`df` must be a batch DataFrame")
     time_field = column_field(df, "time", time)
     kind = time_kind(time_field.dataType)
     if kind is None:
         raise bad_value("time", TIME_TYPES,
                         f"{time_field.dataType.simpleString()} column {time!r}")
+    lateness_ticks = stream_lateness(df, time_field, kind, lateness)
     if end is not None:
         end_field = column_field(df, "end", end)
         if end_field.dataType != time_field.dataType:
@@ -158,4 +167,48 @@ def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = No
     if on_null_time not in ("error", "drop"):
         raise bad_value("on_null_time", "'error' or 'drop'", on_null_time)
     return make(df, TimeColumn(time, kind, time_field.dataType), end, keys, order,
-                on_null_time)
+                on_null_time, lateness_ticks)
+
+
+WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
+"""The metadata Spark puts on a column `withWatermark` was applied to: its delay in ms."""
+STREAM_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
+
+
+def stream_lateness(df: DataFrame, time_field: T.StructField, kind: TimeKind,
+                    lateness: object) -> int | None:
+    """A streaming table's lateness in ticks of its time column (None for a batch
+    table): `lateness` (a positive duration, a number for integer time), or the delay of
+    a watermark already on the time column. Integer time is read as microseconds by
+    Spark's watermark (one tick, one microsecond)."""
+    if not df.isStreaming:
+        if lateness is not None:
+            raise bad_value("lateness", "None for a batch DataFrame (lateness is how late "
+                            "a stream's rows may arrive)", lateness)
+        return None
+    if kind not in STREAM_TIME_KINDS:
+        raise WispUnsupportedError(
+            f"a streaming table's `time` must be a timestamp, timestamp_ntz, date or "
+            f"integer column for now, found {kind} column {time_field.name!r}")
+    if lateness is None:
+        delay = time_field.metadata.get(WATERMARK_DELAY_KEY)
+        if isinstance(delay, int) and delay > 0 and kind == "timestamp":
+            return delay * 1000
+        raise bad_value("lateness", "a positive duration for a streaming DataFrame (how "
+                        "late its rows may arrive, e.g. '30s'), or a time column with a "
+                        "watermark (withWatermark)", lateness)
+    if kind == "integer":
+        if isinstance(lateness, bool) or not isinstance(lateness, int) or lateness <= 0:
+            raise bad_value("lateness", "a positive integer (ticks of the integer time "
+                            "column)", lateness)
+        return lateness
+    try:
+        ticks = duration_to_ticks(lateness, "lateness")
+    except WispInputError:
+        ticks = None
+    if not isinstance(ticks, int) or ticks <= 0 or not is_time_duration(lateness):
+        raise bad_value("lateness", "a positive duration such as '30s' or a timedelta",
+                        lateness)
+    if kind == "date" and ticks % DAY_MICROS:
+        raise bad_value("lateness", "whole days for date time", lateness)
+    return ticks

@@ -73,7 +73,7 @@ class Events(binding.Events):
 
 def events(df: DataFrame, time: str, *, end: str | None = None,
            key: str | Sequence[str] | None = None, order: str | None = None,
-           on_null_time: NullTimePolicy = "error") -> Events:
+           on_null_time: NullTimePolicy = "error", lateness: Any = None) -> Events:
     """Bind `df`'s columns to event roles.
 
     `time`: a timestamp, timestamp_ntz, date, integer, decimal or float column.
@@ -83,9 +83,14 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
     `order`: breaks ties in `time` (and is the arrival order of the sliding family).
     `on_null_time`: "error" (default: the query fails naming the column) or "drop" (rows
     with a null time are dropped on purpose and counted in `wisp.report`).
+    `lateness` (streaming DataFrames only, and required there unless the time column
+    carries a watermark): how late a row may arrive, a positive duration ('30s', a
+    timedelta; whole days for date time; a number of ticks for integer time, which the
+    watermark reads as microseconds). Rows later than that are counted as late
+    (`wisp.stream_report`); see docs/streaming.md.
     """
     return bind_events(Events, df, time, end=end, key=key, order=order,
-                       on_null_time=on_null_time)
+                       on_null_time=on_null_time, lateness=lateness)
 
 
 def from_edges(df: DataFrame, time: str, *, edge: str, id: str,

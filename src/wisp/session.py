@@ -20,6 +20,11 @@ UNCAPPED_ARROW_BATCH_BYTES = 2**31 - 1
 """Spark's largest int: the one value of `ARROW_BATCH_BYTES` that turns the per-row measure
 off (about a fifth of an Arrow strategy's time on 1M narrow events; BENCHMARKS.md)."""
 
+STATE_STORE = "spark.sql.streaming.stateStore.providerClass"
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+"""Structured Streaming's state store for Python stateful operators (wisp's streams)."""
+CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+
 _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 
 
@@ -34,21 +39,27 @@ def session(master: str | None = None, app_name: str = "wisp", *,
     `UNCAPPED_ARROW_BATCH_BYTES`: wisp's Arrow strategies send narrow rows (key, time,
     the aggregated columns), so the batches stay small while Spark no longer measures
     each one after every row. With events that carry very wide columns into an Arrow
-    strategy, set it back to a cap (e.g. "64m")."""
+    strategy, set it back to a cap (e.g. "64m"). It also sets the RocksDB state store
+    (with changelog checkpointing on a new session), which wisp's streams need; on the
+    active session too."""
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
+        active.conf.set(STATE_STORE, ROCKSDB)
         return active
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if master is not None and master.startswith("sc://"):
         return (SparkSession.builder.remote(master).appName(app_name)
                 .config("spark.sql.session.timeZone", "UTC")
-                .config(ARROW_BATCH_BYTES, str(UNCAPPED_ARROW_BATCH_BYTES)).getOrCreate())
+                .config(ARROW_BATCH_BYTES, str(UNCAPPED_ARROW_BATCH_BYTES))
+                .config(STATE_STORE, ROCKSDB).getOrCreate())
     builder = (SparkSession.builder.master(master or "local[*]").appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "true" if progress else "false")
                .config("spark.sql.session.timeZone", "UTC")
-               .config(ARROW_BATCH_BYTES, str(UNCAPPED_ARROW_BATCH_BYTES)))
+               .config(ARROW_BATCH_BYTES, str(UNCAPPED_ARROW_BATCH_BYTES))
+               .config(STATE_STORE, ROCKSDB)
+               .config(CHANGELOG, "true"))
     if log_level is not None:
         builder = builder.config("spark.log.level", log_level)
     return builder.getOrCreate()

@@ -120,3 +120,38 @@ def report(result: DataFrame) -> dict[str, Any]:
 def rejected(result: DataFrame) -> dict[str, int]:
     """`report`'s rejected rows by reason, without counting the input."""
     return _run_of(result).rejected()
+
+
+def stream_report(query: Any) -> dict[str, Any]:
+    """Row accounting of a running or finished streaming query (a `StreamingQuery` of a
+    wisp result), read from its progress reports: `rows_in` (rows read, over the
+    batches Spark still reports), `late` (rows Spark dropped at or below the watermark
+    before wisp's operator: its `numRowsDroppedByWatermark`), `watermark` (the newest
+    watermark, as Spark reports it, or None), `batches` (micro-batches reported) and
+    `state_keys` (keys holding state now). Spark keeps the last
+    `spark.sql.streaming.numRecentProgressUpdates` reports (100 by default)."""
+    progress = [p for p in (getattr(query, "recentProgress", None) or [])]
+    if not progress and getattr(query, "lastProgress", None) is None:
+        return {"rows_in": 0, "late": 0, "watermark": None, "batches": 0, "state_keys": 0}
+    rows_in = sum(int(_field(p, "numInputRows") or 0) for p in progress)
+    late = sum(int(_field(op, "numRowsDroppedByWatermark") or 0)
+               for p in progress for op in (_field(p, "stateOperators") or []))
+    watermark = None
+    state_keys = 0
+    for p in progress:
+        event_time = _field(p, "eventTime") or {}
+        watermark = event_time.get("watermark", watermark)
+        operators = _field(p, "stateOperators") or []
+        state_keys = sum(int(_field(op, "numRowsTotal") or 0) for op in operators)
+    return {"rows_in": rows_in, "late": late, "watermark": watermark,
+            "batches": len(progress), "state_keys": state_keys}
+
+
+def _field(progress: Any, name: str) -> Any:
+    """A field of a progress report (a dict, or a progress object over Connect)."""
+    if isinstance(progress, dict):
+        return progress.get(name)
+    json_value = getattr(progress, "jsonValue", None)
+    if callable(json_value):
+        return json_value().get(name)
+    return getattr(progress, name, None)

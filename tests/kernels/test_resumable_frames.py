@@ -1,29 +1,32 @@
 """The frames kernel resumes: a key's rows cut anywhere, the state through bytes at every
-cut, give the rows of one uncut run for `Rows`, `Range` and running frames; the carried
-rows stay within the window's reach (the running frame keeps the key's rows, the
-documented unbounded case); the mapInArrow function feeds long runs in pieces and short
-ones several at a time, with the same rows (no Spark)."""
+cut, give the rows of one uncut run for `Rows`, `Range` and running frames; streamed
+with horizons, every window final at a horizon is out by then, `wake` is the least
+horizon that emits, and the rows are still the uncut run's; the carried rows stay
+within the window's reach (the running frame keeps the key's rows, the documented
+unbounded case); the mapInArrow function feeds long runs in pieces and short ones
+several at a time, with the same rows (no Spark)."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from resumable_check import assert_resumes, cut_run, rows
+from resumable_check import assert_resumes, cut_run, rows, stream_run
 from tables import assert_same_rows
 
 from wisp.plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.frames import FrameKernel
-from wisp.runtime.resumable import KernelState
+from wisp.runtime.resumable import Horizon, KernelState
 
 
 def times_seen(values: Any, times: Any) -> int:
@@ -264,3 +267,138 @@ def test_a_long_key_streams_with_the_default_pieces() -> None:
         whole = pa.Table.from_batches([frame_kernel.run_group(table)])
         assert streamed.num_rows == whole.num_rows > 30_000
         assert_same_rows(streamed, whole, ["time", "window_start", "window_end", "count"])
+
+
+@dataclass(frozen=True)
+class LeastWake:
+    """A kernel whose every `wake` is checked to be the least horizon that emits: a step
+    with no rows at it emits a row, one at the horizon just before (a tick, or the next
+    float down) emits none."""
+
+    kernel: Any
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.kernel.keys)
+
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        out: tuple[pa.RecordBatch, KernelState] = self.kernel.step(state, chunk, horizon)
+        return out
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        out: pa.RecordBatch = self.kernel.finish(state)
+        return out
+
+    def run_group(self, group: pa.Table, runs: Any = None) -> pa.RecordBatch:
+        out: pa.RecordBatch = self.kernel.run_group(group, runs)
+        return out
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        found: Horizon | None = self.kernel.wake(state)
+        if found is not None:
+            none = state.rows.slice(0, 0)
+            before = (found - 1 if isinstance(found, int)
+                      else float(np.nextafter(found, -np.inf)))
+            assert self.kernel.step(state, none, before)[0].num_rows == 0, (found, before)
+            assert self.kernel.step(state, none, found)[0].num_rows > 0, found
+        return found
+
+
+def final_at(frame: Frame) -> Callable[[dict[str, Any], Horizon], bool]:
+    """Whether an output row is final at a horizon `h` (every row before `h` is in,
+    every later one at or after it), from the row's own columns: its anchor is in
+    (`time < h`) and, for `Range`, no later row can fall in the window (a closed end
+    `time + end` before `h`, an open one at or before it); for `Rows`, the window's
+    last row is in (`window_end < h`) and the window is whole (its `count`: a partial
+    window clipped at the key's end waits for the end)."""
+    if isinstance(frame, RangeFrame):
+        open_end = frame.closed in ("left", "neither")
+        return lambda row, h: bool(row["time"] < h and (
+            row["time"] + frame.end <= h if open_end else row["time"] + frame.end < h))
+    if isinstance(frame, RowsFrame):
+        width = frame.last - frame.first + 1
+        return lambda row, h: bool(row["time"] < h and row["window_end"] is not None
+                                   and row["window_end"] < h and row["count"] == width)
+    return lambda row, h: bool(row["time"] < h)
+
+
+slack_st = st.lists(st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0, 1)),
+                    min_size=1, max_size=6)
+
+
+@st.composite
+def stream_input(draw: st.DrawFn) -> tuple[pa.Table, list[int], list[float]]:
+    """`frame_input`, sometimes with an empty piece more (a cut repeated), and the
+    slack placing each piece's horizon."""
+    table, cuts = draw(frame_input())
+    if cuts and draw(st.booleans()):
+        cuts.append(cuts[-1])
+    return table, cuts, draw(slack_st)
+
+
+def assert_streams(frame_kernel: FrameKernel, table: pa.Table, cuts: Sequence[int],
+                   slack: Sequence[float]) -> None:
+    """Streamed with horizons (`stream_run`, every `wake` checked the least): the rows
+    of the uncut run, value for value."""
+    out = stream_run(LeastWake(frame_kernel), table, "t", cuts, slack,
+                     final_at(frame_kernel.frame))
+    whole = rows([frame_kernel.run_group(table)])
+    assert [repr(r) for r in rows(out)] == [repr(r) for r in whole]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=stream_input(), frame=frames_st)
+def test_frames_stream(data: tuple[pa.Table, list[int], list[float]], frame: Frame) -> None:
+    table, cuts, slack = data
+    assert_streams(kernel(frame), table, cuts, slack)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=stream_input(), frame=frames_st)
+def test_float_time_frames_stream(data: tuple[pa.Table, list[int], list[float]],
+                                  frame: Frame) -> None:
+    """Float time: quarter ticks, float range offsets, horizons anywhere between."""
+    table, cuts, slack = data
+    quarter = table.set_column(1, "t", pa.array([t / 4 for t in table.column("t")
+                                                 .to_pylist()], pa.float64()))
+    if isinstance(frame, RangeFrame):
+        frame = RangeFrame(frame.start / 4, frame.end / 4, frame.closed)
+    assert_streams(kernel(frame, floats=True), quarter, cuts, slack)
+
+
+def test_range_wakes_just_past_the_window() -> None:
+    """One anchor at 10: `Range(-5, 3)` is final once no row can reach 13: a closed end
+    wakes at 14 (a row at 13 would fall in it), an open end at 13; in float time, the
+    float just above 13.0. Steps without a horizon wait for a later row."""
+    for closed, want in (("both", 14), ("right", 14), ("left", 13), ("neither", 13)):
+        frame_kernel = kernel(RangeFrame(-5, 3, closed))
+        out, state = frame_kernel.step(None, events(["a"], [10], [1.0]))
+        assert out.num_rows == 0 and frame_kernel.wake(state) == want
+        out, state = frame_kernel.step(state, events(["a"], [13], [1.0]).slice(0, 0),
+                                       want - 1)
+        assert out.num_rows == 0
+        out, state = frame_kernel.step(state, events(["a"], [13], [1.0]).slice(0, 0),
+                                       want)
+        assert out.column("time").to_pylist() == [10]
+        assert frame_kernel.wake(state) is None
+    floats = kernel(RangeFrame(-1.25, 3.0, "both"), floats=True)
+    _, state = floats.step(None, events(["a"], [10.0], [1.0]))
+    assert floats.wake(state) == float(np.nextafter(13.0, np.inf))
+
+
+def test_rows_and_running_frames_emit_at_once_under_a_horizon() -> None:
+    """With a horizon no step gathers: a `Rows` window is out as soon as its last row
+    is, a running frame's at once; neither wakes for a horizon."""
+    m = 200
+    table = events(["a"] * m, list(range(m)), [1.0] * m)
+    for frame, behind in ((RowsFrame(-50, 2, False), 2), (RunningFrame(), 0)):
+        frame_kernel = kernel(frame)
+        state: KernelState | None = None
+        emitted = 0
+        for begin in range(0, m, 4):
+            out, state = frame_kernel.step(state, table.slice(begin, 4), begin + 4)
+            emitted += out.num_rows
+            complete = 0 if isinstance(frame, RunningFrame) else 50
+            assert emitted == max(0, begin + 4 - behind - complete)
+            assert frame_kernel.wake(state) is None

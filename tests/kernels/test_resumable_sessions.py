@@ -1,25 +1,28 @@
 """The session kernel resumes: a key's rows cut anywhere, the state through bytes at
-every cut, give the sessions of one uncut run; the carried rows are those of the open
-session; the mapInArrow function feeds long runs in pieces and short ones whole, with
-the same rows (no Spark)."""
+every cut, give the sessions of one uncut run; streamed with horizons, every session
+final at a horizon is out by then, `wake` is the least horizon that emits, and the
+sessions are still the uncut run's; the carried rows are those of the open session;
+the mapInArrow function feeds long runs in pieces and short ones whole, with the same
+rows (no Spark)."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from resumable_check import assert_resumes, cut_run, rows
+from resumable_check import assert_resumes, cut_run, rows, stream_run
 from tables import assert_same_rows
+from test_resumable_frames import LeastWake, slack_st
 
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
-from wisp.runtime.resumable import KernelState
+from wisp.runtime.resumable import Horizon, KernelState
 from wisp.runtime.sessions import SessionKernel
 
 JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
@@ -195,3 +198,114 @@ def test_the_mapinarrow_function_feeds_long_runs_in_pieces() -> None:
             [session_kernel.run_group(g) for g in key_runs(iter(table.to_batches()), ("k",))])
         assert streamed.num_rows == whole.num_rows > 100
         assert_same_rows(streamed, whole, ["k", "window_start"])
+
+
+def final_at(max_duration: int | float | None) -> Callable[[dict[str, Any], Horizon], bool]:
+    """Whether a session is final at a horizon `h` (every row before `h` is in, every
+    later one at or after it), from its own columns: a row joins a session while its
+    time is at most `window_end` (the last reach + gap: a row exactly there joins) and,
+    with a maximum duration, before `window_start + max_duration`; so no later row can
+    join once `window_end < h`, or once that cap is at or before `h`. An open-ended
+    session (no `window_end`) without a cap waits for the end."""
+    def final(row: dict[str, Any], h: Horizon) -> bool:
+        end = row["window_end"]
+        if end is not None and end < h:
+            return True
+        return max_duration is not None and row["window_start"] + max_duration <= h
+    return final
+
+
+@st.composite
+def stream_input(draw: st.DrawFn) -> tuple[pa.Table, list[int], list[float]]:
+    """`session_input`, sometimes with an empty piece more (a cut repeated), and the
+    slack placing each piece's horizon."""
+    table, cuts = draw(session_input())
+    if cuts and draw(st.booleans()):
+        cuts.append(cuts[-1])
+    return table, cuts, draw(slack_st)
+
+
+def assert_streams(session_kernel: SessionKernel, table: pa.Table, cuts: Sequence[int],
+                   slack: Sequence[float]) -> None:
+    """Streamed with horizons (`stream_run`, every `wake` checked the least): the
+    sessions of the uncut run, value for value."""
+    out = stream_run(LeastWake(session_kernel), table, "t", cuts, slack,
+                     final_at(session_kernel.max_duration))
+    whole = rows([session_kernel.run_group(table)])
+    assert [repr(r) for r in rows(out)] == [repr(r) for r in whole]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=stream_input(), intervals=st.booleans(), gap=st.integers(0, 6),
+       max_duration=st.one_of(st.none(), st.integers(1, 30)))
+def test_sessions_stream(data: tuple[pa.Table, list[int], list[float]], intervals: bool,
+                         gap: int, max_duration: int | None) -> None:
+    table, cuts, slack = data
+    assert_streams(kernel(intervals=intervals, gap=gap, max_duration=max_duration),
+                   table, cuts, slack)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=stream_input(), intervals=st.booleans(), gap=st.integers(0, 6),
+       max_duration=st.one_of(st.none(), st.integers(1, 30)))
+def test_float_time_sessions_stream(data: tuple[pa.Table, list[int], list[float]],
+                                    intervals: bool, gap: int, max_duration: int | None
+                                    ) -> None:
+    """Float time: quarter ticks, an open interval event reaching +inf, horizons
+    anywhere between."""
+    table, cuts, slack = data
+    quarter = table.set_column(1, "t", pa.array([t / 4 for t in table.column("t")
+                                                 .to_pylist()], pa.float64()))
+    quarter = quarter.set_column(2, "e", pa.array(
+        [None if e is None else e / 4 for e in table.column("e").to_pylist()], pa.float64()))
+    assert_streams(kernel(intervals=intervals, gap=gap / 4, floats=True,
+                          max_duration=None if max_duration is None else max_duration / 4),
+                   quarter, cuts, slack)
+
+
+def test_a_session_closes_just_past_its_gap() -> None:
+    """Points at 0 and 1, gap 3: a row at 4 would still join, so the session closes at
+    horizon 5 (`wake`), not 4; capped at 3 it closes at 3; in float time just above
+    4.0. An open-ended event keeps it open whatever the horizon, unless capped."""
+    two = events(["a"] * 2, [0, 1], [None, None], [1.0, 2.0])
+    session_kernel = kernel(intervals=False, gap=3, max_duration=None)
+    out, state = session_kernel.step(None, two, 4)
+    assert out.num_rows == 0 and session_kernel.wake(state) == 5
+    joined, _ = session_kernel.step(state, events(["a"], [4], [None], [3.0]), 4)
+    assert joined.num_rows == 0  # the row at 4 joined the open session
+    out, state = session_kernel.step(state, two.slice(0, 0), 5)
+    assert out.column("window_end").to_pylist() == [4]
+    assert out.column("count").to_pylist() == [2]
+    assert state.rows.num_rows == 0 and session_kernel.wake(state) is None
+    capped = kernel(intervals=False, gap=3, max_duration=3)
+    _, state = capped.step(None, two)
+    assert capped.wake(state) == 3
+    floats = kernel(intervals=False, gap=3.0, max_duration=None, floats=True)
+    _, state = floats.step(None, events(["a"] * 2, [0.0, 1.0], [None, None], [1.0, 2.0]))
+    assert floats.wake(state) == float(np.nextafter(4.0, np.inf))
+    endless = events(["a"] * 2, [0, 1], [None, 2], [1.0, 2.0])
+    session_kernel = kernel(intervals=True, gap=3, max_duration=None)
+    out, state = session_kernel.step(None, endless, 1_000_000)
+    assert out.num_rows == 0 and session_kernel.wake(state) is None
+    capped = kernel(intervals=True, gap=3, max_duration=10)
+    out, state = capped.step(None, endless, 9)
+    assert out.num_rows == 0 and capped.wake(state) == 10
+    assert capped.step(state, endless.slice(0, 0), 10)[0].column("count").to_pylist() == [2]
+
+
+def test_an_endless_session_streams_in_linear_time() -> None:
+    """A session that never breaks, fed with horizons: each chunk is appended (the
+    carried reach says the session stays open) and it closes when the horizon passes
+    its gap."""
+    m = 300
+    table = events(["a"] * m, list(range(m)), [None] * m, [1.0] * m)
+    session_kernel = kernel(intervals=False, gap=5, max_duration=None)
+    state: KernelState | None = None
+    for begin in range(0, m, 10):
+        out, state = session_kernel.step(state, table.slice(begin, 10), begin + 10)
+        assert out.num_rows == 0 and state.rows.num_rows == begin + 10
+        assert "reach" in state.scalars
+        assert session_kernel.wake(state) == begin + 9 + 5 + 1
+    assert state is not None
+    out, state = session_kernel.step(state, table.slice(m, 0), m - 1 + 5 + 1)
+    assert out.column("count").to_pylist() == [m]

@@ -18,13 +18,13 @@ from ..plan.frames import FramesPlan
 from ..runtime.batches import CHUNK_ROWS
 from ..runtime.frames import FrameKernel
 from .columns import guarded
-from .compiler import Query, compiles
-from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped_by_key, output_fields
+from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped, output_fields
 
 
-@compiles(FramesPlan)
-def frames(plan: FramesPlan, query: Query) -> DataFrame:
-    """Build the Spark plan of the frames strategy."""
+@keyed_kernel(FramesPlan)
+def frames_kernel(plan: FramesPlan, query: Query) -> KeyedKernel:
+    """The frame kernel and its input."""
     events = query.events
     keys = list(events.key)
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan)]))
@@ -33,5 +33,11 @@ def frames(plan: FramesPlan, query: Query) -> DataFrame:
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, frame=plan.frame, aggregates=aggregate_jobs(plan, events),
         schema=arrow_schema(fields), chunk_rows=CHUNK_ROWS)
-    return mapped_by_key(guarded(events, query.observation), keys,
-                         [events.time.name, *plan.tie_break], needed, kernel, fields)
+    return KeyedKernel(guarded(events, query.observation), keys,
+                       [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+@compiles(FramesPlan)
+def frames(plan: FramesPlan, query: Query) -> DataFrame:
+    """Build the Spark plan of the frames strategy."""
+    return mapped(frames_kernel(plan, query))

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ..plan.nodes import Plan
-from . import arrow, dynamic, intervals, native, panes, periods, policies, sessions
+from . import arrow, dynamic, intervals, native, panes, periods, policies, sessions, streaming
 from .compiler import Query, compiler_for
 
-COMPILER_MODULES = (native, arrow, intervals, panes, policies, periods, dynamic, sessions)
+COMPILER_MODULES = (native, arrow, intervals, panes, policies, periods, dynamic, sessions,
+                    streaming)
 """The modules whose import registers every compiler."""
 
 

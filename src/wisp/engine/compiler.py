@@ -68,3 +68,44 @@ class Query:
         """The Spark type of an aggregation's output column."""
         return spark_output_type(resolved, self.events.df.schema)
 
+
+
+@dataclass(frozen=True)
+class KeyedKernel:
+    """A kernel strategy before Spark runs it: the guarded input `df`, the key columns,
+    the order within a key (time, then tie-break columns), the columns the kernel reads,
+    the kernel (a picklable executor-side object) and the output fields. The batch
+    compiler maps it over key-partitioned, sorted partitions (`layout.mapped`); a
+    stream drives the same kernel per key in Spark's stateful operator
+    (`engine.streaming`)."""
+
+    df: DataFrame
+    keys: list[str]
+    order: list[str]
+    needed: list[str]
+    kernel: Any
+    fields: list[T.StructField]
+
+
+KernelBuilder = Callable[[Any, Query], KeyedKernel]
+_KERNELS: dict[type[Plan], KernelBuilder] = {}
+
+
+def keyed_kernel(plan_class: type[P]) -> Callable[[Callable[[P, Query], KeyedKernel]],
+                                                  Callable[[P, Query], KeyedKernel]]:
+    """Register the decorated function as the kernel builder of `plan_class`."""
+    def register(function: Callable[[P, Query], KeyedKernel]
+                 ) -> Callable[[P, Query], KeyedKernel]:
+        _KERNELS[plan_class] = function
+        return function
+    return register
+
+
+def kernel_for(plan: Plan, query: Query) -> KeyedKernel:
+    """The kernel of `plan`'s strategy, built for `query`."""
+    try:
+        builder = _KERNELS[type(plan)]
+    except KeyError:
+        raise TypeError(f"no kernel builder is registered for {type(plan).__name__}") \
+            from None
+    return builder(plan, query)

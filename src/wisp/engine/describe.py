@@ -69,7 +69,8 @@ def describe_events(events: Events) -> Source:
                    for f in events.df.schema.fields)
     time = events.time
     return Source(fields, TimeColumn(time.name, time.kind, column_type(time.data_type)),
-                  events.end, events.key, events.order, events.on_null_time)
+                  events.end, events.key, events.order, events.on_null_time,
+                  events.lateness)
 
 
 UTC_ZONES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT", "Universal",

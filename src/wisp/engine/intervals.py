@@ -19,8 +19,8 @@ from ..runtime.hopping import HORIZON_END, HORIZON_START
 from ..runtime.interval_kernels import interval_kernel
 from .columns import col, guarded, whole_input
 from .columns import interval_guarded as checked_intervals
-from .compiler import Query, compiles
-from .layout import aggregate_jobs, arrow_schema, mapped_by_key, output_fields
+from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .layout import aggregate_jobs, arrow_schema, mapped, output_fields
 
 
 def end_message(events: Events) -> Column:
@@ -62,9 +62,9 @@ def with_horizon(df: DataFrame, events: Events) -> DataFrame:
                            HORIZON_END: newest.getField(HORIZON_END)})
 
 
-@compiles(IntervalsPlan)
-def intervals(plan: IntervalsPlan, query: Query) -> DataFrame:
-    """Build the Spark plan of the interval-windows strategy."""
+@keyed_kernel(IntervalsPlan)
+def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
+    """The interval-windows kernel and its input."""
     events = query.events
     window = plan.windows
     df = interval_guarded(events, query.observation)
@@ -80,5 +80,10 @@ def intervals(plan: IntervalsPlan, query: Query) -> DataFrame:
         keys=tuple(keys), time=events.time.name, end=events.end, time_kind=events.time.kind,
         time_scale=events.time.scale, window=window,
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields))
-    return mapped_by_key(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
-                         fields)
+    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+@compiles(IntervalsPlan)
+def intervals(plan: IntervalsPlan, query: Query) -> DataFrame:
+    """Build the Spark plan of the interval-windows strategy."""
+    return mapped(intervals_kernel(plan, query))

@@ -18,6 +18,7 @@ from ..runtime import sorting
 from ..runtime.aggregate import AggregateJob
 from ..runtime.limits import WithinMemory
 from .columns import col, output_time_type
+from .compiler import KeyedKernel
 from .describe import sorts_in_worker, spark_output_type
 
 
@@ -49,6 +50,12 @@ def mapped_by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str],
             WithinMemory(worker), schema)
     return by_key(df, keys, order).select(*[col(c) for c in needed]).mapInArrow(
         WithinMemory(kernel), schema)
+
+
+def mapped(keyed: KeyedKernel) -> DataFrame:
+    """A kernel strategy's Spark plan: its kernel mapped by key (`mapped_by_key`)."""
+    return mapped_by_key(keyed.df, keyed.keys, keyed.order, keyed.needed, keyed.kernel,
+                         keyed.fields)
 
 
 def _partitioned(df: DataFrame, keys: Sequence[str]) -> DataFrame:

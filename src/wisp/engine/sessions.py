@@ -10,12 +10,12 @@ from ..binding import Events
 from ..plan.sessions import SessionsPlan
 from ..runtime.sessions import SessionKernel
 from .columns import col, interval_guarded
-from .compiler import Query, compiles
+from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import (
     aggregate_jobs,
     aggregation_columns,
     arrow_schema,
-    mapped_by_key,
+    mapped,
     output_fields,
 )
 
@@ -27,9 +27,9 @@ def end_message(events: Events) -> str:
             f"{events.time.name!r}, found an event whose end is before its time")
 
 
-@compiles(SessionsPlan)
-def sessions(plan: SessionsPlan, query: Query) -> DataFrame:
-    """Build the Spark plan of session windows."""
+@keyed_kernel(SessionsPlan)
+def sessions_kernel(plan: SessionsPlan, query: Query) -> KeyedKernel:
+    """The session kernel and its input."""
     events = query.events
     keys = list(events.key)
     df = interval_guarded(events, query.observation, end_message(events))
@@ -44,5 +44,10 @@ def sessions(plan: SessionsPlan, query: Query) -> DataFrame:
         time_scale=events.time.scale, gap=plan.gap, max_duration=plan.max_duration,
         aggregates=aggregate_jobs(plan, events),
         schema=arrow_schema(fields))
-    return mapped_by_key(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
-                         fields)
+    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+@compiles(SessionsPlan)
+def sessions(plan: SessionsPlan, query: Query) -> DataFrame:
+    """Build the Spark plan of session windows."""
+    return mapped(sessions_kernel(plan, query))

@@ -17,6 +17,7 @@ from .aggregations import resolve
 from .nodes import Plan
 from .registry import NoWindow, rule_for
 from .source import Inputs
+from .streaming import plan_stream
 
 RULE_MODULES = (frames, intervals, policies, periods, dynamic, sessions)
 """The modules whose import registers every planning rule."""
@@ -25,10 +26,12 @@ RULE_MODULES = (frames, intervals, policies, periods, dynamic, sessions)
 def plan(inputs: Inputs, window: object | None, aggregations: Sequence[Aggregation],
          strategy: str | None = None) -> Plan:
     """Resolve `window` (None: cumulative) and `aggregations` against `inputs` and choose
-    a strategy."""
+    a strategy (over a stream, the stream plan: `streaming.plan_stream`)."""
     spec = NoWindow() if window is None else window
     rule = rule_for(spec)
     if rule is None:
         raise WispUnsupportedError(f"{type(spec).__name__} windows are not executed yet")
     resolved = resolve(inputs.source, aggregations)
+    if inputs.source.lateness is not None:
+        return plan_stream(inputs, spec, resolved, strategy)
     return rule(inputs, spec, resolved, strategy)

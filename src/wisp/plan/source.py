@@ -101,6 +101,8 @@ class Source:
     key: tuple[str, ...] = ()
     order: str | None = None
     on_null_time: NullTimePolicy = "error"
+    lateness: int | None = None
+    """A stream's lateness in ticks of its time column; None for a batch table."""
 
     @property
     def is_interval(self) -> bool:

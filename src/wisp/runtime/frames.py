@@ -28,7 +28,7 @@ from ..plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
-from .resumable import KernelState, pending, resumed
+from .resumable import Horizon, KernelState, pending, resumed
 
 GATHER = 3
 """A step computes once its new events number at least `GATHER` times the carried ones
@@ -46,14 +46,18 @@ class FrameKernel:
     a `Rows` frame's completeness), `done` (kept events before this one have had their
     window emitted) and `carried` (the events kept by the last computation).
 
-    Finality: with `Rows(first, last)` an anchor's window is final once `last` events
-    follow it; with `Range(start, end)` once an event later than `t + end` has arrived
-    (later events come at or after the newest time); with the running frame at once.
-    `finish` emits the remaining anchors, their windows clipped to the key's end (and
-    the incomplete ones dropped unless `partial`, as the whole run does). A step
-    computes only when its new events number at least `GATHER` times the carried ones;
-    until then it emits nothing and keeps them (so one step's outputs may wait for a
-    later step or `finish`).
+    Streamable (`resumable.Streamable`): a step may be told a horizon (every later
+    event has time >= it). Finality: with `Rows(first, last)` an anchor's window is
+    final once `last` events follow it (a horizon tells nothing about how many events
+    are still to come); with `Range(start, end)` once no later event can fall in it:
+    later events come at or after the bound `max(newest time, horizon)`, so a closed
+    end `t + end` is final below the bound and an open end at or below it; with the
+    running frame at once. `finish` emits the remaining anchors, their windows clipped
+    to the key's end (and the incomplete ones dropped unless `partial`, as the whole run
+    does). Without a horizon a step computes only when its new events number at least
+    `GATHER` times the carried ones; until then it emits nothing and keeps them (so one
+    step's outputs may wait for a later step or `finish`). With a horizon it always
+    computes, so that no final window waits.
 
     Bound: `Rows` carries at most `-first` events plus those gathered (below
     `GATHER + 1` times that, or a piece), `Range` the events within `start` of the
@@ -79,20 +83,52 @@ class FrameKernel:
         events through `step` and `finish`."""
         return resumed(self, batches, self.chunk_rows)
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
-        """The windows complete among the key's events so far (once enough new events
-        have arrived, see `GATHER`), and the events the remaining windows can need."""
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """The windows final among the key's events so far, and under `horizon` when
+        given (see the class's docstring; without one, only once enough new events have
+        arrived, see `GATHER`), and the events the remaining windows can need."""
         buffer = pending(state, chunk)
         scalars = {"base": 0, "done": 0, "carried": 0} if state is None else state.scalars
         base, done, carried = (int(scalars[k] or 0) for k in ("base", "done", "carried"))
-        if buffer.num_rows == 0 or buffer.num_rows - carried < GATHER * carried:
+        gathering = horizon is None and buffer.num_rows - carried < GATHER * carried
+        if buffer.num_rows == 0 or gathering:
             return self.empty(), KernelState(buffer, {"base": base, "done": done,
                                                       "carried": carried})
-        out, keep, ready = self.advance(buffer, base, done, last=False)
+        out, keep, ready = self.advance(buffer, base, done, last=False, horizon=horizon)
         kept = buffer.slice(keep)
         return out, KernelState(kept, {"base": base + keep, "done": ready - keep,
                                        "carried": kept.num_rows})
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The smallest horizon at which a step with no new events emits a window: for
+        `Range`, the one that makes the first pending anchor's window final (just past
+        a closed end `t + end`: one tick, or the next float; an open end itself). `Rows`
+        and the running frame never wait for a horizon, only for events: None, unless
+        a step without a horizon gathered events whose windows are final already (then
+        the newest time, a horizon any later step may be told)."""
+        n = state.rows.num_rows
+        done = int(state.scalars.get("done") or 0)
+        if n <= done:
+            return None
+        frame = self.frame
+        column = state.rows.column(self.time)
+        if isinstance(frame, RangeFrame):
+            first = to_ticks(column.slice(done, 1).combine_chunks(), self.time_kind)
+            end = fr.shifted(first, frame.end)
+            if end.dtype.kind != "f" and end[0] == np.iinfo(np.int64).max:
+                return None  # saturated: no representable horizon passes it
+            if frame.closed in ("left", "neither"):
+                return as_horizon(end[0])
+            if end.dtype.kind == "f":
+                return float(np.nextafter(end[0], np.inf))
+            return int(end[0]) + 1
+        if n <= int(state.scalars.get("carried") or 0):
+            return None  # everything computed: what is pending waits for events
+        ticks = to_ticks(column.combine_chunks(), self.time_kind)
+        base = int(state.scalars.get("base") or 0)
+        anchors = self.ready_frames(ticks, base, done, last=False)[0]
+        return as_horizon(ticks[-1]) if len(anchors) else None
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The windows of the anchors left, clipped to the key's end."""
@@ -102,13 +138,13 @@ class FrameKernel:
         out, _, _ = self.advance(state.rows, base, done, last=True)
         return out
 
-    def advance(self, buffer: pa.Table, base: int, done: int, last: bool
-                ) -> tuple[pa.RecordBatch, int, int]:
-        """The output rows of the windows complete in `buffer` (events `base..` of the
-        key's run), the first buffer position still needed and where the next
-        computation starts."""
+    def advance(self, buffer: pa.Table, base: int, done: int, last: bool,
+                horizon: Horizon | None = None) -> tuple[pa.RecordBatch, int, int]:
+        """The output rows of the windows final in `buffer` (events `base..` of the
+        key's run; under `horizon` too), the first buffer position still needed and
+        where the next computation starts."""
         ticks = to_ticks(buffer.column(self.time).combine_chunks(), self.time_kind)
-        anchors, lo, hi, ready, keep = self.ready_frames(ticks, base, done, last)
+        anchors, lo, hi, ready, keep = self.ready_frames(ticks, base, done, last, horizon)
         if not len(anchors):
             return self.empty(), keep, ready
         return self.emit(buffer, ticks, anchors, lo, hi), keep, ready
@@ -148,12 +184,14 @@ class FrameKernel:
             return None
         return self.emit(table, ticks, anchors, lo, hi)
 
-    def ready_frames(self, ticks: npt.NDArray[Any], base: int, done: int, last: bool
+    def ready_frames(self, ticks: npt.NDArray[Any], base: int, done: int, last: bool,
+                     horizon: Horizon | None = None
                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
                                 npt.NDArray[np.int64], int, int]:
-        """The anchors among buffer positions `done..` whose windows are complete in
-        the buffer (all of them when the key's run ends here), their frames, where the
-        next call starts (`ready`) and the first buffer position to keep (`keep`)."""
+        """The anchors among buffer positions `done..` whose windows are final (all of
+        them when the key's run ends here; see the class's docstring), their frames,
+        where the next call starts (`ready`) and the first buffer position to keep
+        (`keep`)."""
         n = len(ticks)
         frame = self.frame
         if isinstance(frame, RunningFrame):  # every event of the key so far: keep them
@@ -172,17 +210,24 @@ class FrameKernel:
             keep = max(0, min(ready, ready + frame.first))
             return anchors, lo, hi, ready, min(keep, n)
         assert isinstance(frame, RangeFrame)
-        if last:
-            ready = n
-        else:
-            ends = fr.shifted(ticks[done:], frame.end)
-            ready = done + int(np.searchsorted(ends, ticks[-1], side="left"))
+        ready = n if last else done + self.range_ready(ticks[done:], ticks[-1], horizon)
         anchors = np.arange(done, ready, dtype=np.int64)
         lo_all, hi_all = fr.range_frames(ticks, frame.start, frame.end, frame.closed)
         nxt = min(ready, n - 1)
         reach = int(np.searchsorted(ticks, fr.shifted(ticks[nxt:nxt + 1], frame.start)[0],
                                     side="left"))
         return anchors, lo_all[anchors], hi_all[anchors], ready, min(ready, reach)
+
+    def range_ready(self, pending: npt.NDArray[Any], newest: Any, horizon: Horizon | None
+                    ) -> int:
+        """How many of the `pending` anchors (times, sorted) have a final `Range`
+        window: later events come at or after `max(newest, horizon)`, which a closed
+        end must be below (an event there would join it) and an open end at or below."""
+        assert isinstance(self.frame, RangeFrame)
+        bound = newest if horizon is None else max(newest, horizon)
+        side: fr.Side = "right" if self.frame.closed in ("left", "neither") else "left"
+        ends = fr.shifted(pending, self.frame.end)
+        return int(np.searchsorted(ends, bound, side=side))
 
     def emit(self, buffer: pa.Table, ticks: npt.NDArray[Any], anchors: npt.NDArray[np.int64],
              lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> pa.RecordBatch:
@@ -250,3 +295,8 @@ class FrameKernel:
         for job in self.aggregates:
             columns.append(aggregate(job, group, ticks, lo, hi))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def as_horizon(tick: Any) -> Horizon:
+    """A numpy tick as a horizon: a float for float ticks, else an int."""
+    return float(tick) if isinstance(tick, np.floating) else int(tick)

@@ -18,7 +18,7 @@ from ..kernels.frames import shifted
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, ticks_or_zero, to_ticks, validity
-from .resumable import KernelState, pending, resumed
+from .resumable import Horizon, KernelState, pending, resumed
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,15 @@ class SessionKernel:
     always within `gap` of the last, or an open-ended interval event, without
     `max_duration`): such a session is carried whole, the one place where memory grows
     with the key's history. Time stays linear: a chunk that does not break the open
-    session is appended to the state without recomputing it."""
+    session is appended to the state without recomputing it.
+
+    Streamable (`resumable.Streamable`): told a horizon `H` (every later event has time
+    >= H), a step also emits the open session when no later event can join it: an
+    event joins while its time is at most `last + gap` (`kernels.sessions`), so once
+    `last + gap < H`, i.e. the session's `window_end` is before H; and, with
+    `max_duration`, only while its time is before `first + max_duration`, so once that
+    cap is at most H. An open-ended session (no `window_end`) without a cap waits for
+    `finish`. `wake` is the smallest such H for the open session."""
 
     keys: tuple[str, ...]
     time: str
@@ -61,29 +69,73 @@ class SessionKernel:
         ticks, found = self.found(group, runs)
         return self.rows(group, ticks, found, slice(None))
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
-        """The sessions closed by the rows so far (all but the last one found), and the
-        rows of the last one as the state (with, without `max_duration`, the largest
-        reach of its events: a chunk that does not break the open session is appended
-        to it without recomputing it, so an endless session costs linear time)."""
-        if chunk.num_rows == 0:
-            return self.empty(), state if state is not None else KernelState(chunk)
-        if state is not None and state.rows.num_rows and "reach" in state.scalars:
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """The sessions closed by the rows so far (all but the last one found) and, told
+        a `horizon`, the last one too when no later row can join it (see the class's
+        docstring); the rows of the session left open as the state (with, without
+        `max_duration`, the largest reach of its events: a chunk that does not break
+        the open session is appended to it without recomputing it, so an endless
+        session costs linear time)."""
+        if state is None or state.rows.num_rows == 0:
+            if chunk.num_rows == 0:
+                return self.empty(), state if state is not None else KernelState(chunk)
+        elif chunk.num_rows == 0 and horizon is None:
+            return self.empty(), state
+        elif "reach" in state.scalars:
             ticks, reach = self.reach(chunk)
             before = np.array([state.scalars["reach"]], dtype=ticks.dtype)
             running = np.maximum.accumulate(np.concatenate([before, reach]))
-            if not (ticks > shifted(running[:-1], self.gap)).any():
+            joins = not (ticks > shifted(running[:-1], self.gap)).any()
+            if joins and not self.closes(None, shifted(running[-1:], self.gap)[0], horizon):
                 return self.empty(), KernelState(pending(state, chunk),
                                                  {"reach": running[-1].item()})
         table = pending(state, chunk)
         ticks, reach = self.reach(table)
         found = sk.sessions(ticks, reach, self.gap, self.max_duration)
         last = int(found.lo[-1])
-        out = self.rows(table, ticks, found, slice(0, len(found.lo) - 1))
-        scalars = {} if self.max_duration is not None else {
+        closed = len(found.lo) - 1
+        if self.closes(found.start[-1], found.end[-1], horizon):
+            closed, last = closed + 1, table.num_rows
+        out = self.rows(table, ticks, found, slice(0, closed))
+        scalars = {} if self.max_duration is not None or last == table.num_rows else {
             "reach": reach[last:].max().item()}
         return out, KernelState(table.slice(last), scalars)
+
+    def closes(self, start: Any, end: Any, horizon: Horizon | None) -> bool:
+        """Whether no row at or after `horizon` can join the session begun at `start`
+        whose `window_end` is `end` (`forever` for an open-ended one): `end` is before
+        the horizon, or (with `max_duration`; `start` None when there is none) its cap
+        is at or before it."""
+        if horizon is None:
+            return False
+        if end != sk.forever(np.asarray(end)) and end < horizon:
+            return True
+        return (self.max_duration is not None and start is not None
+                and shifted(np.asarray([start]), self.max_duration)[0] <= horizon)
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The smallest horizon at which the open session closes (`closes`): just past
+        its `window_end` (one tick, or the next float), or its cap if that comes first;
+        None for no open session, or an open-ended one without a cap."""
+        if state.rows.num_rows == 0:
+            return None
+        if "reach" in state.scalars:  # no max_duration: the session's reach is kept
+            dtype = to_ticks(state.rows.column(self.time).slice(0, 1).combine_chunks(),
+                             self.time_kind).dtype
+            start = None
+            end = shifted(np.array([state.scalars["reach"]], dtype=dtype), self.gap)[0]
+        else:
+            _, found = self.found(state.rows, None)
+            start, end = found.start[-1], found.end[-1]
+        wakes: list[Horizon] = []
+        if end != sk.forever(np.asarray(end)):
+            wakes.append(float(np.nextafter(end, np.inf)) if isinstance(end, np.floating)
+                         else int(end) + 1)
+        if self.max_duration is not None and start is not None:
+            cap = shifted(np.asarray([start]), self.max_duration)[0]
+            wakes.append(float(cap) if isinstance(cap, np.floating) else int(cap))
+        return min(wakes) if wakes else None
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The open session."""

@@ -1,0 +1,117 @@
+"""A query over a stream: the batch strategy's kernel, driven per key by Spark's stateful
+operator (`groupBy(key).transformWithStateInPandas`, event time, Append mode).
+
+Shape: the guarded input (null times fail or are dropped, as in batch); a hidden event
+time column with the watermark (`withWatermark` takes only timestamps: integer, date and
+timestamp_ntz time reach it as microseconds); each column the kernel reads in a form
+pandas carries exactly (`runtime.crossing`); grouped by key (no key: one group); the
+processor (`engine.processor`) runs `runtime.streaming.StreamKernel`; its payloads of
+Arrow bytes become rows of exactly the batch columns (`mapInArrow`). Written with the
+ordinary `writeStream` in Append mode.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..errors import WispInputError, WispUnsupportedError
+from ..plan.streaming import StreamPlan
+from ..runtime.crossing import NULL_SUFFIX, Crossing
+from ..runtime.streaming import StreamKernel, spec_hash
+from .columns import col
+from .compiler import KeyedKernel, Query, compiles, kernel_for
+from .layout import arrow_schema, arrow_type
+from .native import time_ticks
+from .processor import PAYLOAD, PayloadRows, StreamProcessor
+
+EVENT_TIME = "__wisp_event_time"
+"""The hidden timestamp column the watermark is on (a user's own watermark on the time
+column, with the same delay, stays upstream of it)."""
+DAY_MICROS = 86_400_000_000
+NO_KEY = "__wisp_all"
+STATE_STORE = "spark.sql.streaming.stateStore.providerClass"
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def check_state_store(spark: SparkSession) -> None:
+    """Spark's stateful operator for Python needs the RocksDB state store; without it the
+    query would fail only when it starts."""
+    provider = spark.conf.get(STATE_STORE, None) or ""
+    if "RocksDB" not in provider:
+        raise WispInputError(f"`{STATE_STORE}` must be {ROCKSDB} for a query over a stream "
+                             f"(wisp.session() sets it), found {provider or 'unset'!r}")
+
+
+def crossing(field: T.StructField, is_time: bool) -> Crossing:
+    """How the column `field` crosses into the processor."""
+    kind, data_type = arrow_type(field.dataType), field.dataType
+    if is_time:
+        return Crossing(field.name, kind, "ticks")
+    if isinstance(data_type, (T.StringType, T.BinaryType, T.DecimalType)):
+        return Crossing(field.name, kind, "plain")
+    if isinstance(data_type, (T.NumericType, T.BooleanType, T.TimestampType,
+                              T.TimestampNTZType, T.DateType)):
+        return Crossing(field.name, kind, "flagged")
+    raise WispUnsupportedError(f"a {data_type.simpleString()} column ({field.name!r}) does "
+                               "not run on a stream yet: the kernel reads it, and only "
+                               "numbers, booleans, strings, binary, decimals and times cross")
+
+
+def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
+    """The Spark columns that carry `c` (see `runtime.crossing`)."""
+    value = col(c.name)
+    if c.encoding == "plain":
+        return [value.alias(c.name)]
+    if c.encoding == "ticks" or isinstance(data_type, (T.TimestampType, T.TimestampNTZType,
+                                                        T.DateType)):
+        ticks = (F.unix_micros(value) if isinstance(data_type, T.TimestampType) else
+                 F.unix_micros(value.cast("timestamp"))
+                 if isinstance(data_type, T.TimestampNTZType) else
+                 F.unix_date(value).cast("long") if isinstance(data_type, T.DateType)
+                 else value.cast("long"))
+        if c.encoding == "ticks":
+            return [ticks.alias(c.name)]
+        return [F.coalesce(ticks, F.lit(0).cast("long")).alias(c.name),
+                value.isNull().alias(c.name + NULL_SUFFIX)]
+    zero = F.lit(False) if isinstance(data_type, T.BooleanType) else F.lit(0).cast(data_type)
+    return [F.coalesce(value, zero).alias(c.name), value.isNull().alias(c.name + NULL_SUFFIX)]
+
+
+def spec_text(plan: StreamPlan) -> str:
+    """What a checkpoint's state must have been made for: everything that shapes it."""
+    source = plan.source
+    aggregations = [(r.name, r.aggregation.fn, r.aggregation.col) for r in plan.aggregations]
+    return repr((plan.inner.strategy, plan.inner.window, aggregations, source.key,
+                 source.time.name, source.time.kind, source.end, plan.tie_break,
+                 plan.lateness))
+
+
+@compiles(StreamPlan)
+def stream(plan: StreamPlan, query: Query) -> DataFrame:
+    """Build the Spark plan of a query over a stream."""
+    events = query.events
+    spark = events.df.sparkSession
+    check_state_store(spark)
+    keyed: KeyedKernel = kernel_for(plan.inner, query)
+    schema = {f.name: f for f in keyed.df.schema.fields}
+    columns = list(dict.fromkeys([*keyed.needed, *keyed.order]))
+    time = events.time.name
+    keys = [crossing(schema[k], False) for k in keyed.keys]
+    values = [crossing(schema[c], c == time) for c in columns if c not in keyed.keys]
+    wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
+    micros = time_ticks(events.time) * (DAY_MICROS if events.time.kind == "date" else 1)
+    df = keyed.df.select(*wire, F.timestamp_micros(micros).alias(EVENT_TIME)) \
+        .withWatermark(EVENT_TIME, f"{plan.lateness} microseconds")
+    group = [col(w) for c in keys for w in c.wire] or [F.lit(0).alias(NO_KEY)]
+    kernel_schema = arrow_schema([schema[c] for c in columns])
+    stream_kernel = StreamKernel(keyed.kernel, kernel_schema, time, events.time.kind,
+                                 tuple(keyed.order), spec_hash(spec_text(plan)))
+    processor = StreamProcessor(stream_kernel, keys, values)
+    out_schema = T.StructType(keyed.fields)
+    states = df.groupBy(*group).transformWithStateInPandas(
+        processor, T.StructType([T.StructField(PAYLOAD, T.BinaryType())]), "Append",
+        "EventTime")
+    return states.mapInArrow(PayloadRows(arrow_schema(keyed.fields)), out_schema)
+

@@ -1,0 +1,162 @@
+"""Planning a query over a stream: which window kinds run on Structured Streaming, the
+kernel plan each runs with, and what the stream keeps and when it emits.
+
+A stream runs a resumable kernel per key inside Spark's stateful operator
+(`engine/streaming.py`): the key's state between micro-batches is the kernel's state plus
+the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
+plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
+`arrow-sessions`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
+`AccumulatorsPlan`: accumulators carried per key instead of rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import WispUnsupportedError
+from ..spec.windows import Hopping, Range, Rows, Session, Since, Tumbling
+from .frames import RangeFrame, RowsFrame
+from .nodes import Plan, ResolvedAggregation
+from .periods import Ticks
+from .registry import NoWindow, rule_for
+from .source import Inputs, tie_break_columns
+
+STREAM_STRATEGY = "stream"
+RUNNING_STRATEGY = "arrow-running"
+UNBOUNDED_FNS = ("collect", "udaf")
+STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
+                "Tumbling and Hopping by duration (output='windows', point events)",
+                "Session")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccumulatorsPlan(Plan):
+    """`arrow-running`: running aggregates carried as accumulators per key (count, sums,
+    extremes, first/last, moments), reset after each row whose tick column is true
+    (`ticks`: `Since(predicate)`; None: the cumulative window)."""
+
+    ticks: Ticks | None
+
+    strategy = RUNNING_STRATEGY
+
+    def how(self) -> str:
+        reset = ("reset after each row whose tick column is true" if self.ticks is not None
+                 else "over everything of the key so far")
+        return ("a kernel per key keeps one accumulator per aggregation (count, sum, "
+                f"minimum, maximum, first, last, mean and variance moments), {reset}; "
+                "each row's output is the accumulators after it.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamPlan(Plan):
+    """A query over a stream: `inner`, the kernel's plan; `lateness` in ticks; in words,
+    the state kept per key (`state`) and when an output row is emitted (`emits`)."""
+
+    inner: Plan
+    lateness: int
+    state: str
+    emits: str
+
+    strategy = STREAM_STRATEGY
+
+    def how(self) -> str:
+        return ("Structured Streaming: rows grouped by key into Spark's stateful operator "
+                "(transformWithStateInPandas, event time, RocksDB state store); per key, "
+                "the rows ahead of the watermark wait in the state, and those at or "
+                "below it are sorted by time and tie-break and fed to the resumable "
+                f"kernel of the batch strategy {self.inner.strategy}, told that no later "
+                f"row comes at or below the watermark. State per key: {self.state}. "
+                f"Emitted: {self.emits}. Rows at or below the watermark when they arrive "
+                "are late: Spark drops and counts them (wisp.stream_report). One "
+                "event-time timer per key wakes it when its next output can be final.")
+
+
+def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, ...],
+                strategy: str | None) -> StreamPlan:
+    """The stream plan of `window` over the streaming source of `inputs`, or a
+    `WispUnsupportedError` saying which kinds run on a stream."""
+    source = inputs.source
+    assert source.lateness is not None
+    if strategy not in (None, STREAM_STRATEGY):
+        raise WispUnsupportedError(f"a stream runs on the '{STREAM_STRATEGY}' strategy, "
+                                   f"not {strategy!r}")
+    name = "cumulative aggregation" if isinstance(window, NoWindow) else \
+        type(window).__name__
+    unbounded = [r.name for r in resolved if r.aggregation.fn in UNBOUNDED_FNS]
+    if unbounded and isinstance(window, (NoWindow, Since)):
+        raise WispUnsupportedError(
+            f"{', '.join(unbounded)} over {name} on a stream would keep every row of a "
+            "key for ever (its window never closes): use a bounded window (Rows, Range, "
+            "Tumbling, Session) for collect and udaf")
+    inner, state, emits = _inner(inputs, window, resolved, name)
+    return StreamPlan(source=source, window=inner.window, aggregations=resolved,
+                      tie_break=tie_break_columns(source), reason=(
+                          "the source is a streaming DataFrame: each key's rows go through "
+                          "the kernel's resumable steps as the watermark passes them"),
+                      inner=inner, lateness=source.lateness, state=state, emits=emits)
+
+
+def _unsupported(name: str, why: str = "") -> WispUnsupportedError:
+    return WispUnsupportedError(
+        f"{name} windows do not run on a stream yet{why}; the kinds that do: "
+        f"{', '.join(STREAM_KINDS)}")
+
+
+def _batch_rule_plan(inputs: Inputs, window: object,
+                     resolved: tuple[ResolvedAggregation, ...], strategy: str) -> Plan:
+    rule = rule_for(window)
+    assert rule is not None
+    return rule(inputs, window, resolved, strategy)
+
+
+def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, ...],
+           name: str) -> tuple[Plan, str, str]:
+    """The kernel plan of `window`, the state it keeps per key, and when it emits."""
+    source = inputs.source
+    if isinstance(window, NoWindow):
+        return (AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
+                                 tie_break=tie_break_columns(source), reason="a stream",
+                                 ticks=None),
+                "one accumulator set (a few numbers per aggregation)",
+                "each row's output once the watermark passes its time")
+    if isinstance(window, Since):
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-ticks")
+        ticks = getattr(inner, "ticks", None)
+        if not isinstance(ticks, Ticks) or ticks.predicate is None:
+            raise _unsupported("Since over calendar ticks", " (issue: streaming for every "
+                               "kind)")
+        return (AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
+                                 tie_break=tie_break_columns(source), reason="a stream",
+                                 ticks=ticks),
+                "one accumulator set since the last tick row",
+                "each row's output once the watermark passes its time")
+    if source.is_interval and not isinstance(window, Session):
+        raise _unsupported(f"{name} over interval events")
+    if isinstance(window, (Rows, Range)):
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-frames")
+        frame = getattr(inner, "frame", None)
+        if isinstance(frame, RowsFrame):
+            return (inner, f"the last {max(0, -frame.first)} rows and the rows whose "
+                    f"windows wait for {max(0, frame.last)} more rows",
+                    "a row's window once its last row has arrived and the watermark "
+                    "passed it")
+        assert isinstance(frame, RangeFrame)
+        return (inner, "the rows within the window's reach (end - start) of the newest "
+                "row, and the anchors not yet final",
+                "a row's window once the watermark passes its time + end (a forward "
+                "end adds its length to the latency)")
+    if isinstance(window, (Tumbling, Hopping)):
+        if getattr(window, "output", "windows") != "windows":
+            raise _unsupported(f"{name}(output='changes')", " (its rows can wait for "
+                               "ever for the result to change)")
+        try:
+            inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
+        except Exception as error:
+            raise _unsupported(f"{name} by policy", f" ({error})") from error
+        return (inner, "the rows of the windows not yet final (at most size / hop "
+                "windows)", "a window once the watermark passes its end")
+    if isinstance(window, Session):
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-sessions")
+        return (inner, "the open session's rows (bounded by max_duration when given)",
+                "a session once the watermark passes its last event + gap")
+    raise _unsupported(name)

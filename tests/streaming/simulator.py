@@ -2,9 +2,9 @@
 rules verified on Spark (docs/streaming.md): a batch's watermark is the newest event
 time seen in the batches before it (in ms) minus the lateness (in ms), never falling;
 the batch first drops the rows at or below the watermark of the batch before it (late,
-counted); each key with rows runs its data handler with the batch's watermark, then each key whose timer is at or below it
-runs its timer handler. Each key's state goes through its stored form (bytes) between
-batches, as on a restart after every batch."""
+counted); each key with rows runs its data handler with the batch's watermark, then
+each key whose timer is at or below it runs its timer handler. Each key's state goes
+through its stored form (bytes) between batches, as on a restart after every batch."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ counted exactly; no row is emitted twice."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pyarrow as pa
@@ -48,7 +49,7 @@ def streams(draw: st.DrawFn) -> tuple[list[pa.Table], int]:
     events = draw(st.lists(event, min_size=1, max_size=40))
     cuts = sorted(draw(st.lists(st.integers(0, len(events)), max_size=8)))
     bounds = [0, *cuts, len(events)]
-    batches = [table(events[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    batches = [table(events[a:b]) for a, b in itertools.pairwise(bounds)]
     lateness = draw(st.integers(0, 12)) * SECOND // 2 + 1000
     return [*batches, table([])], lateness
 
@@ -114,7 +115,7 @@ def test_range_on_a_stream_emits_the_final_batch_rows(
     want = [r for r in range_window(accepted(result), time="t", key=["k"], order=None,
                                     columns=["k", "t", "v"], window=window, aggs=AGGS)
             if r["time"] <= bound and (r["window_end"] <= bound or
-                                       right_open and r["window_end"] <= bound + 1)]
+                                       (right_open and r["window_end"] <= bound + 1))]
     assert_same(emitted(result), want)
 
 

@@ -18,9 +18,13 @@ from simulator import Simulation, simulate
 
 import wisp as ws
 from wisp.plan.frames import RangeFrame, RowsFrame
+from wisp.plan.intervals import HoppingWindows
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.frames import FrameKernel
+from wisp.runtime.interval_kernels import interval_kernel
+from wisp.runtime.running import RunningKernel
 from wisp.runtime.sessions import SessionKernel
+from wisp.runtime.sorting import sort_order
 from wisp.runtime.streaming import StreamKernel, StreamState
 
 SECOND = 1_000_000
@@ -145,25 +149,10 @@ def test_sessions_on_a_stream_emit_the_final_batch_rows(
     result = simulate(StreamKernel(kernel, INPUT, "t", "integer", ("t", "v"), "spec"),
                       batches, "k", lateness)
     horizon = result.watermarks[-1] * 1000 + 1
-    everything = pa.concat_tables(result.accepted)
-    everything = everything.sort_by([("k", "ascending"), ("t", "ascending"),
-                                     ("v", "ascending")])
-    whole = [r for b in _by_key(kernel, everything) for r in b.to_pylist()]
-    want = [r for r in whole
+    want = [r for r in whole_runs(kernel, pa.concat_tables(result.accepted))
             if r["window_end"] < horizon
             or (cap_ticks is not None and r["window_start"] + cap_ticks <= horizon)]
     assert_same(emitted(result), want)
-
-
-def _by_key(kernel: SessionKernel, rows: pa.Table) -> list[pa.RecordBatch]:
-    keys = rows.column("k").to_pylist()
-    out = []
-    start = 0
-    for i in range(1, len(keys) + 1):
-        if i == len(keys) or keys[i] != keys[start]:
-            out.append(kernel.run_group(rows.slice(start, i - start)))
-            start = i
-    return out
 
 
 def test_a_checkpoint_of_another_query_is_refused() -> None:
@@ -172,3 +161,72 @@ def test_a_checkpoint_of_another_query_is_refused() -> None:
     with pytest.raises(ws.WispInputError, match="`checkpointLocation` must belong to this "
                        "query, found a checkpoint made for another query"):
         StreamState.from_row(stored, stream.spec)
+
+
+FLAGGED = pa.schema([*INPUT, pa.field("p", pa.bool_())])
+
+
+def flagged(batches: list[pa.Table], flags: list[bool | None]) -> list[pa.Table]:
+    """The batches with a boolean tick column `p`, cycling through `flags`."""
+    out, n = [], 0
+    for batch in batches:
+        column = [flags[(n + i) % len(flags)] for i in range(batch.num_rows)]
+        out.append(batch.append_column("p", pa.array(column, pa.bool_())))
+        n += batch.num_rows
+    return out
+
+
+def whole_runs(kernel: Any, rows: pa.Table, order: tuple[str, ...] = ("t", "v")
+               ) -> list[dict[str, Any]]:
+    """The batch rows of `kernel` over `rows` (several keys), sorted by key and `order`
+    as Spark sorts (nulls first, NaN last)."""
+    rows = rows.take(sort_order(rows, ("k", *order)))
+    keys = rows.column("k").to_pylist()
+    out: list[dict[str, Any]] = []
+    start = 0
+    for i in range(1, len(keys) + 1):
+        if i == len(keys) or keys[i] != keys[start]:
+            found = kernel.run_group(rows.slice(start, i - start))
+            for batch in [found] if isinstance(found, pa.RecordBatch) else found:
+                out += batch.to_pylist()
+            start = i
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=streams(), since=st.booleans(),
+       flags=st.lists(st.one_of(st.none(), st.booleans()), min_size=1, max_size=5),
+       emit=st.sampled_from(["events", "ticks", "both"]))
+def test_running_aggregates_on_a_stream_emit_the_final_batch_rows(
+        data: tuple[list[pa.Table], int], since: bool, flags: list[bool | None],
+        emit: str) -> None:
+    """The cumulative window and `Since(predicate)`: accumulators per key, each row's
+    output final once the watermark passes its time."""
+    batches, lateness = data
+    emit = emit if since else "events"
+    kernel = RunningKernel(("k",), "t", "integer", 0, JOBS, OUTPUT, since, emit, "p")
+    stream = StreamKernel(kernel, FLAGGED, "t", "integer", ("t", "v", "p"), "spec")
+    result = simulate(stream, flagged(batches, flags), "k", lateness)
+    bound = result.watermarks[-1] * 1000
+    want = [r for r in whole_runs(kernel, pa.concat_tables(result.accepted),
+                                  ("t", "v", "p")) if r["time"] <= bound]
+    assert_same(emitted(result), want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=streams(), size=st.integers(1, 8), hop=st.integers(1, 8),
+       align=st.integers(-3, 3))
+def test_hopping_windows_on_a_stream_emit_the_final_batch_rows(
+        data: tuple[list[pa.Table], int], size: int, hop: int, align: int) -> None:
+    """Tumbling (hop = size) and hopping windows over point events: a window is final
+    once the watermark passes its end."""
+    batches, lateness = data
+    window = HoppingWindows(size=size * SECOND // 2, hop=hop * SECOND // 2,
+                            align=align * SECOND // 2)
+    kernel = interval_kernel(("k",), "t", None, "integer", 0, window, JOBS, OUTPUT)
+    result = simulate(StreamKernel(kernel, INPUT, "t", "integer", ("t", "v"), "spec"),
+                      batches, "k", lateness)
+    horizon = result.watermarks[-1] * 1000 + 1
+    want = [r for r in whole_runs(kernel, pa.concat_tables(result.accepted))
+            if r["window_end"] <= horizon]
+    assert_same(emitted(result), want)

@@ -6,11 +6,22 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ..plan.nodes import Plan
-from . import arrow, dynamic, intervals, native, panes, periods, policies, sessions, streaming
+from . import (
+    arrow,
+    dynamic,
+    intervals,
+    native,
+    panes,
+    periods,
+    policies,
+    running,
+    sessions,
+    streaming,
+)
 from .compiler import Query, compiler_for
 
 COMPILER_MODULES = (native, arrow, intervals, panes, policies, periods, dynamic, sessions,
-                    streaming)
+                    running, streaming)
 """The modules whose import registers every compiler."""
 
 

@@ -44,16 +44,16 @@ def check_state_store(spark: SparkSession) -> None:
                              f"(wisp.session() sets it), found {provider or 'unset'!r}")
 
 
-def crossing(field: T.StructField, is_time: bool) -> Crossing:
-    """How the column `field` crosses into the processor."""
+def crossing(field: T.StructField, is_time: bool, label: str) -> Crossing:
+    """How the column `field` crosses into the processor (as `label`)."""
     kind, data_type = arrow_type(field.dataType), field.dataType
     if is_time:
-        return Crossing(field.name, kind, "ticks")
+        return Crossing(field.name, kind, "ticks", label)
     if isinstance(data_type, (T.StringType, T.BinaryType, T.DecimalType)):
-        return Crossing(field.name, kind, "plain")
+        return Crossing(field.name, kind, "plain", label)
     if isinstance(data_type, (T.NumericType, T.BooleanType, T.TimestampType,
                               T.TimestampNTZType, T.DateType)):
-        return Crossing(field.name, kind, "flagged")
+        return Crossing(field.name, kind, "flagged", label)
     raise WispUnsupportedError(f"a {data_type.simpleString()} column ({field.name!r}) does "
                                "not run on a stream yet: the kernel reads it, and only "
                                "numbers, booleans, strings, binary, decimals and times cross")
@@ -63,7 +63,7 @@ def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
     """The Spark columns that carry `c` (see `runtime.crossing`)."""
     value = col(c.name)
     if c.encoding == "plain":
-        return [value.alias(c.name)]
+        return [value.alias(c.label)]
     if c.encoding == "ticks" or isinstance(data_type, (T.TimestampType, T.TimestampNTZType,
                                                         T.DateType)):
         ticks = (F.unix_micros(value) if isinstance(data_type, T.TimestampType) else
@@ -72,11 +72,12 @@ def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
                  F.unix_date(value).cast("long") if isinstance(data_type, T.DateType)
                  else value.cast("long"))
         if c.encoding == "ticks":
-            return [ticks.alias(c.name)]
-        return [F.coalesce(ticks, F.lit(0).cast("long")).alias(c.name),
-                value.isNull().alias(c.name + NULL_SUFFIX)]
+            return [ticks.alias(c.label)]
+        return [F.coalesce(ticks, F.lit(0).cast("long")).alias(c.label),
+                value.isNull().alias(c.label + NULL_SUFFIX)]
     zero = F.lit(False) if isinstance(data_type, T.BooleanType) else F.lit(0).cast(data_type)
-    return [F.coalesce(value, zero).alias(c.name), value.isNull().alias(c.name + NULL_SUFFIX)]
+    return [F.coalesce(value, zero).alias(c.label),
+            value.isNull().alias(c.label + NULL_SUFFIX)]
 
 
 def spec_text(plan: StreamPlan) -> str:
@@ -98,8 +99,9 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     schema = {f.name: f for f in keyed.df.schema.fields}
     columns = list(dict.fromkeys([*keyed.needed, *keyed.order]))
     time = events.time.name
-    keys = [crossing(schema[k], False) for k in keyed.keys]
-    values = [crossing(schema[c], c == time) for c in columns if c not in keyed.keys]
+    keys = [crossing(schema[k], False, f"wisp_key{i}") for i, k in enumerate(keyed.keys)]
+    values = [crossing(schema[c], c == time, f"wisp_col{i}")
+              for i, c in enumerate(c for c in columns if c not in keyed.keys)]
     wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
     micros = time_ticks(events.time) * (DAY_MICROS if events.time.kind == "date" else 1)
     df = keyed.df.select(*wire, F.timestamp_micros(micros).alias(EVENT_TIME)) \

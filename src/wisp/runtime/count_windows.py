@@ -34,12 +34,14 @@ class CountKernel(IntervalKernel):
                 runs: iv.IntArray | None) -> tuple[iv.Groups, iv.Rows, iv.IntArray]:
         return iv.count_by_start(start, self.window.n, runs)
 
-    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool
+    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool,
+               bound: int | None = None
                ) -> tuple[pa.RecordBatch, iv.IntArray, dict[str, Scalar]]:
         """The windows of the carried events and the new chunk, recomputed: those whose
         last start time is at or after the previous newest start (the earlier ones were
         emitted) and, in a step, before the newest start `T`; the events of the last `n`
-        distinct start times are carried."""
+        distinct start times are carried. A stream's horizon is ignored (`bound` is
+        None: see `intervals`)."""
         start, end = self.lifetimes(table)
         before, newest = self.newest(start, scalars)
         groups, rows, _ = iv.count_by_start(start, self.window.n)

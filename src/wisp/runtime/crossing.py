@@ -9,7 +9,7 @@ builds the Spark side), and `decode` rebuilds the kernel's Arrow table here:
 - `ticks`: a time as long microseconds (days for dates, the number for integer time),
   never null (null times are guarded before);
 - `flagged`: a number or boolean with its nulls replaced by 0 and a boolean column
-  `<name>__null` saying where they were (NaN stays NaN);
+  `<label>_null` saying where they were (NaN stays NaN);
 - `plain`: strings, binary and decimals, whose pandas objects keep None.
 
 The grouping key arrives as a tuple of the same encodings (`key_values`).
@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 Encoding = Literal["ticks", "flagged", "plain"]
-NULL_SUFFIX = "__null"
+NULL_SUFFIX = "_null"
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,16 @@ class Crossing:
     name: str
     arrow_type: pa.DataType
     encoding: Encoding
+    label: str
+    """The name it crosses under: a plain identifier (Spark's pandas rows pass through
+    named tuples, which rename fields starting with an underscore)."""
 
     @property
     def wire(self) -> tuple[str, ...]:
         """The pandas columns that carry it."""
         if self.encoding == "flagged":
-            return (self.name, self.name + NULL_SUFFIX)
-        return (self.name,)
+            return (self.label, self.label + NULL_SUFFIX)
+        return (self.label,)
 
 
 def decode(frames: Sequence[Any], crossings: Sequence[Crossing]) -> pa.Table:

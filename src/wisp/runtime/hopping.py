@@ -16,11 +16,25 @@ is bounded by the events overlapping one window's reach, except open-ended and v
 long events, carried as long as they live. With `output="changes"` the step also holds
 back the last row (its windows may go on with the same result): the state keeps the
 events of its last window, whose result is recomputed, and the row's start.
+
+Streamable (`resumable.Streamable`, `output="windows"` only): told a horizon `H` (every
+later event starts at or after it), a step also emits the windows ending at or before
+`H`: a later event starts at or after their end, so it overlaps none of them (an
+interval event belongs to the windows its lifetime overlaps; open-ended ones included).
+The step's frontier `F = max(T, H)` then takes the place of `T` (the `newest` scalar is
+the frontier), except that it stops short of windows no carried event can reach or
+that the shared row stands for: `min(input horizon, newest end) + size - 1` (`frontier`;
+beyond it every window is empty or begins at or after the input's horizon, and the
+shared row must still begin at the first of those at `finish`). `wake` is the end of
+the earliest window not emitted that a carried event lies in and that begins before
+the input's horizon. With `output="changes"` the horizon is ignored (a row's validity
+ends where the result changes, which later events decide) and `wake` is None.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +48,7 @@ from ..plan.intervals import HoppingWindows
 from .batches import same_as_previous
 from .codec import to_ticks, validity
 from .intervals import IntervalKernel, clamped
-from .resumable import Scalar
+from .resumable import Horizon, KernelState, Scalar
 
 HORIZON_START = "__wisp_newest_start"
 HORIZON_END = "__wisp_newest_end"
@@ -161,27 +175,87 @@ class HoppingKernel(IntervalKernel):
             if out.num_rows:
                 yield out
 
-    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool
+    def bound(self, horizon: Horizon | None) -> int | None:
+        """With `output="windows"`, the first tick a later event can start at under the
+        promise that its time is at least `horizon` (date time: the first whole day);
+        None without a horizon, or with "changes" (ignored: see the module)."""
+        if horizon is None or self.window.output != "windows":
+            return None
+        if isinstance(horizon, float):
+            if math.isnan(horizon) or horizon == -math.inf:
+                return None  # no promise at all
+            if horizon == math.inf:
+                return int(iv.END_OF_TIME)
+            return clamped(math.ceil(horizon / self.unit))
+        return clamped(-(-horizon // self.unit))
+
+    def frontier(self, before: int | None, newest: int, bound: int, end: iv.IntArray,
+                 horizon: int) -> int:
+        """How far windows are final under the promise that later events start at or
+        after `bound` (given the newest start `newest`, the lifetimes' ends `end` and
+        the input's `horizon`): a window ending at or before `max(newest, bound)`. Not
+        past `min(horizon, newest end) + size - 1`: a window ending later begins at or
+        after every end (empty) or at or after the horizon (the shared row's, which
+        must begin at the first such window at `finish`); never before the frontier
+        `before` of the previous step."""
+        reach = min(horizon, int(end.max())) + self.window.size - 1
+        frontier = max(newest, min(bound, reach))
+        return clamped(frontier if before is None else max(before, frontier))
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The end of the earliest window not emitted yet (from the first not final at
+        the frontier on) that holds a carried event and begins before the input's
+        horizon, in ticks of the time column: the smallest horizon at which a step
+        emits it (`frontier` reaches it: it ends before the carried events' newest end
+        plus `size`, and before the horizon plus `size`). None with `output="changes"`,
+        or where no such window is left (only the shared row, at `finish`)."""
+        if self.window.output != "windows" or state.rows.num_rows == 0:
+            return None
+        w = self.window
+        start, end = self.lifetimes(state.rows)
+        first = iv.grid_index(start, w.hop - w.size, w.origin, w.hop)  # ends after start
+        before = state.scalars.get("newest")
+        if before is not None:
+            assert isinstance(before, int)
+            first = np.maximum(first, (before - w.size - w.origin) // w.hop + 1)
+        open_ended = end == iv.END_OF_TIME
+        beyond = iv.grid_index(np.where(open_ended, start + 1, end), w.hop - 1, w.origin,
+                               w.hop)  # the first window beginning at or after the end
+        held = open_ended | (first < beyond)
+        horizon = self.horizon(state.rows)
+        if horizon != iv.END_OF_TIME:
+            held &= first < -((w.origin - horizon) // w.hop)
+        if not held.any():
+            return None
+        k = int(first[held].min())
+        return (w.origin + k * w.hop + w.size) * self.unit
+
+    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool,
+               bound: int | None = None
                ) -> tuple[pa.RecordBatch, iv.IntArray, dict[str, Scalar]]:
         """The windows of the carried events and the new chunk, recomputed: window `k`
         (`[origin + k*hop, ... + size)`) is final once the newest start `T` reaches its
-        end; windows up to the one before `done` (the first not final at the previous
-        step) were emitted. Starts are clipped up to the first window still to emit
-        (which changes no window from there on: memberships and clipped lifetimes are
-        the same; aggregates still see the real starts) and, in a step, ends down to
-        `T + 1` (no final window reaches it), so that the windows an event spans before
-        and after are not listed again at every step. A step with `output="windows"`
-        emits the windows `done .. now - 1` (`now`: the first window not final) and
-        carries the events alive at window `now`; with "changes", the rows over the
-        windows `done - 1 .. now - 1` coalesce, the first one continuing the row held
-        back (its start is `held`), the last one held back while it reaches window
-        `now - 1`, and the events alive at window `now - 1` are carried."""
+        end (under a stream's `bound`, the frontier `F` in its place: `frontier`; the
+        scalar `newest` is then `F`); windows up to the one before `done` (the first not
+        final at the previous step) were emitted. Starts are clipped up to the first
+        window still to emit (which changes no window from there on: memberships and
+        clipped lifetimes are the same; aggregates still see the real starts) and, in a
+        step, ends down to `T + 1` (no final window reaches it), so that the windows an
+        event spans before and after are not listed again at every step. A step with
+        `output="windows"` emits the windows `done .. now - 1` (`now`: the first window
+        not final) and carries the events alive at window `now`; with "changes", the
+        rows over the windows `done - 1 .. now - 1` coalesce, the first one continuing
+        the row held back (its start is `held`), the last one held back while it
+        reaches window `now - 1`, and the events alive at window `now - 1` are
+        carried."""
         w = self.window
         size, hop, origin = w.size, w.hop, w.origin
         changes = w.output == "changes"
         start, end = self.lifetimes(table)
         self.check_tick_range(start, end)
         before, newest = self.newest(start, scalars)
+        if bound is not None and not final:
+            newest = self.frontier(before, newest, bound, end, self.horizon(table))
 
         def first_open(t: int) -> int:  # the first window not final at `t`
             return (t - size - origin) // hop + 1
@@ -196,8 +270,8 @@ class HoppingKernel(IntervalKernel):
         horizon = self.horizon(table)
         ends = end
         if not final:
-            ends = np.minimum(end, newest + 1)
-            horizon = min(horizon, newest + 1)
+            ends = np.minimum(end, clamped(newest + 1))
+            horizon = min(horizon, clamped(newest + 1))
         groups, rows, _ = self.hopping(clipped, ends, horizon)
         self.check_bounds(rows)
         held: Scalar = None

@@ -18,6 +18,14 @@ still be members of a window not yet emitted, plus a few scalars. Each kind says
 windows are final and which events it carries; the bound of the carried events is the
 window's reach, except that an event stays carried while it is alive: open-ended and
 very long events stay in the state as long as windows can still hold them.
+
+Every kind is also `resumable.Streamable` in form: a step may be told a horizon (every
+later event starts at or after it) and `wake` says when one would emit. Only hopping
+windows with `output="windows"` use it (`HoppingKernel.bound`); the other kinds (and
+hopping with "changes") ignore the horizon, a step then being the batch step, and never
+wake: their finality under a horizon is not a matter of one bound (a snapshot window
+ends at the next start or end point, which a horizon does not make one; a count window
+still open waits for more start times, not for time).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from .codec import (
     to_ticks,
     validity,
 )
-from .resumable import KernelState, Scalar, pending, resumed
+from .resumable import Horizon, KernelState, Scalar, pending, resumed
 
 MEMBER_LISTS = ("collect", "udaf", "time_weighted_mean")
 """Aggregates computed over each window group's listed members (their cost grows with
@@ -148,18 +156,30 @@ class IntervalKernel:
 
     # ----------------------------------------------------- the resumable walk (steps)
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
-        """The windows final once the key's rows so far are known, and the carried
-        rows (each kind's `resume`)."""
-        if state is not None and chunk.num_rows == 0:
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """The windows final once the key's rows so far are known and, told a `horizon`
+        (every later row has time >= it), those final under that promise where the kind
+        uses it (`bound`); and the carried rows (each kind's `resume`)."""
+        bound = self.bound(horizon)
+        if state is not None and chunk.num_rows == 0 and bound is None:
             return self.empty(), state
         table = pending(state, chunk)
         scalars = {} if state is None else dict(state.scalars)
         if table.num_rows == 0:
             return self.empty(), KernelState(table, scalars)
-        out, keep, scalars = self.resume(table, scalars, final=False)
+        out, keep, scalars = self.resume(table, scalars, final=False, bound=bound)
         return out, KernelState(table.take(pa.array(keep, pa.int64())), scalars)
+
+    def bound(self, horizon: Horizon | None) -> int | None:
+        """A stream's `horizon` as the start every later event has at least, in this
+        kind's ticks, where its step uses one; None (the horizon ignored) by default."""
+        return None
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The smallest horizon at which a step with no new rows emits a window: None
+        by default (a kind that ignores horizons only emits on new rows or `finish`)."""
+        return None
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The windows only the end of the key's rows makes final."""
@@ -168,11 +188,13 @@ class IntervalKernel:
         out, _, _ = self.resume(state.rows, dict(state.scalars), final=True)
         return out
 
-    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool
+    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool,
+               bound: int | None = None
                ) -> tuple[pa.RecordBatch, iv.IntArray, dict[str, Scalar]]:
         """Over the carried rows and a new chunk (`table`, one key, not empty): the
-        output rows final now (all of the remaining ones when `final`), the positions of
-        the rows to carry on, and the new scalars."""
+        output rows final now (all of the remaining ones when `final`; under the
+        promise that every later event starts at or after `bound`, in ticks, where the
+        kind uses one), the positions of the rows to carry on, and the new scalars."""
         raise NotImplementedError(type(self).__name__)
 
     def newest(self, start: iv.IntArray, scalars: dict[str, Scalar]) -> tuple[int | None,

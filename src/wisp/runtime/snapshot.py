@@ -35,13 +35,15 @@ class SnapshotKernel(IntervalKernel):
                 runs: iv.IntArray | None) -> tuple[iv.Groups, iv.Rows, iv.IntArray]:
         return iv.snapshot(start, end, gather=self.gather, runs=runs)
 
-    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool
+    def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool,
+               bound: int | None = None
                ) -> tuple[pa.RecordBatch, iv.IntArray, dict[str, Scalar]]:
         """The windows of the carried events and the new chunk, recomputed with starts
         clipped up to the previous newest start `before` (the windows from there on are
         the same; aggregates still see the real starts): those beginning at or after
         `before` and, in a step, ending at or before the newest start `T`; the events
-        alive after `T` are carried."""
+        alive after `T` are carried. A stream's horizon is ignored (`bound` is None:
+        see `intervals`)."""
         start, end = self.lifetimes(table)
         before, newest = self.newest(start, scalars)
         clipped = start if before is None else np.maximum(start, before)

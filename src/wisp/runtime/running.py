@@ -1,0 +1,489 @@
+"""The executor side of running aggregates kept as accumulators: the cumulative window
+(`ev.agg(...)`: everything of the key up to and including each row) and `Since(pred)`
+over predicate ticks (a row whose tick flag is true closes its period, that row
+included; the next row starts a new one; a null flag counts as false).
+
+Each row's window ends at the row, so its aggregates are a scan over the key's rows
+that restarts at every period (a "segment"): counts and exact sums by prefix sums,
+float sums and Welford's second moments by sequential scans, extremes by running
+maxima, first/last by positions. The state between pieces of a key is a few
+accumulators per aggregate (scalars) and at most one row (the values `first`, `last`
+and the `min`/`max` of decimals and non-numeric columns carry, in their own types),
+never the key's rows: unlike `FrameKernel` with `RunningFrame` and `TickKernel` with
+predicate ticks, whose states hold the open window's rows.
+
+A step puts the carried accumulators in front of the piece as a virtual row 0 of the
+first segment, so a scan over `[carried, row, row, ...]` continues the uncut one: a
+resumed run gives the uncut run's outputs bit for bit (float sums and moments included,
+as each is added in row order, once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import WispUnsupportedError
+from ..kernels import window_agg as wa
+from ..kernels.runs import one_run, run_index, running_max
+from .aggregate import AggregateJob, to_arrow
+from .batches import CHUNK_ROWS
+from .codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
+from .periods import HIDDEN_TICK
+from .resumable import Horizon, KernelState, Scalar, resumed
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+SUPPORTED = ("count", "sum", "mean", "min", "max", "first", "last", "variance", "stddev")
+"""The aggregations a few accumulators hold."""
+SHORT = 64
+"""Segments up to this long are scanned together, position by position (one vector
+operation per position); longer ones one by one (one `np.cumsum` each)."""
+_INT_MIN, _INT_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+_CARRY = "__wisp_carry_{}__"
+
+
+def refuse(aggregates: tuple[AggregateJob, ...]) -> None:
+    """A `WispUnsupportedError` for an aggregation no fixed set of accumulators holds:
+    `collect` and user-defined aggregates read every value of the window, so their
+    state would grow with the key's history."""
+    for job in aggregates:
+        if job.fn in SUPPORTED:
+            continue
+        shown = f"{job.fn}({job.column or ''})"
+        why = (" (its state would hold every value of the window, growing with the key's "
+               "history)" if job.fn in ("collect", "udaf") else "")
+        raise WispUnsupportedError(
+            f"`aggregations` of a running window kept as accumulators must be "
+            f"{', '.join(SUPPORTED)}, found {shown}{why}")
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Positions `0..n-1` cut into segments (`starts`: where each begins, strictly
+    increasing, then `n`), and each position's segment start."""
+
+    starts: IntArray
+
+    @property
+    def n(self) -> int:
+        return int(self.starts[-1])
+
+    def firsts(self) -> IntArray:
+        result: IntArray = self.starts[:-1][run_index(self.starts)]
+        return result
+
+    def previous(self, values: npt.NDArray[Any], zero: Any) -> npt.NDArray[Any]:
+        """Each position's predecessor in its segment (`zero` at a segment's start)."""
+        shifted = np.empty_like(values)
+        if len(values):
+            shifted[0] = zero
+            shifted[1:] = values[:-1]
+            shifted[self.starts[:-1]] = zero
+        return shifted
+
+
+def int_scan(leaves: npt.NDArray[Any], segments: Segments) -> npt.NDArray[Any]:
+    """Exact running sums of integers per segment: int64 (wrapping prefix sums, whose
+    differences are exact when the result fits) unless a segment's sum may leave 64
+    bits, then Python integers (an object array)."""
+    if leaves.dtype != object and len(leaves):
+        largest = max(abs(int(leaves.max())), abs(int(leaves.min())))
+        if largest * int(np.diff(segments.starts).max()) >= 1 << 63:
+            leaves = leaves.astype(object)
+    sums = np.cumsum(leaves)
+    firsts = segments.firsts()
+    result: npt.NDArray[Any] = sums - (sums[firsts] - leaves[firsts])
+    return result
+
+
+def float_scan(leaves: FloatArray, segments: Segments) -> FloatArray:
+    """Running sums of floats per segment, each added in position order from +0.0 (as
+    one sequential `np.cumsum` would): a segment's sums do not depend on the others, so
+    cutting a segment and carrying its sum gives the same bits."""
+    x = leaves.astype(np.float64)
+    out = np.empty_like(x)
+    heads, lengths = segments.starts[:-1], np.diff(segments.starts)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x[heads] += 0.0  # a -0.0 head sums as 0.0 + -0.0, as after a carried 0.0
+        for s in np.nonzero(lengths > SHORT)[0].tolist():
+            begin, stop = int(heads[s]), int(segments.starts[s + 1])
+            out[begin:stop] = np.cumsum(x[begin:stop])
+        short = np.nonzero(lengths <= SHORT)[0]
+        order = short[np.argsort(-lengths[short], kind="stable")]
+        begins, sizes = heads[order], lengths[order]
+        out[begins] = x[begins]
+        longest = int(sizes[0]) if len(sizes) else 0
+        alive = np.searchsorted(-sizes, -np.arange(longest), side="left")
+        for j in range(1, longest):  # the segments longer than j, position j of each
+            at = begins[:alive[j]] + j
+            out[at] = out[at - 1] + x[at]
+    return out
+
+
+def segment_max(values: npt.NDArray[Any], segments: Segments) -> npt.NDArray[Any]:
+    """Running maximum per segment (NaN the greatest float)."""
+    if segments.n == 0:
+        return values
+    return running_max(values, segments.starts)
+
+
+def first_positions(valid: BoolArray, segments: Segments) -> tuple[IntArray, BoolArray]:
+    """Each position's first valid position in its segment up to it, and whether any."""
+    n = segments.n
+    present = np.nonzero(valid)[0].astype(np.int64)
+    heads = segments.starts[:-1]
+    found = np.searchsorted(present, heads, side="left")
+    firsts = np.append(present, n)[found][run_index(segments.starts)]
+    positions = np.arange(n, dtype=np.int64)
+    has = firsts <= positions
+    return np.where(has, firsts, 0).astype(np.int64), has
+
+
+def last_positions(valid: BoolArray, segments: Segments) -> tuple[IntArray, BoolArray]:
+    """Each position's last valid position in its segment up to it, and whether any:
+    positions only grow, so one running maximum serves all segments (a position before
+    its segment's start marks none)."""
+    positions = np.arange(segments.n, dtype=np.int64)
+    firsts = segments.firsts()
+    best = np.maximum.accumulate(np.where(valid, positions, firsts - 1)) if len(positions) \
+        else positions
+    has = best >= firsts
+    return np.where(has, best, 0).astype(np.int64), has
+
+
+@dataclass(frozen=True)
+class Carry:
+    """The accumulators carried into a step (empty in a whole run): aggregate `j`'s
+    scalars and carried value; `virtual` is 1 when they lead the scan as position 0."""
+
+    scalars: Mapping[str, Scalar]
+    values: pa.Table | None
+    virtual: int
+
+    def scalar(self, j: int, name: str, default: Scalar) -> Scalar:
+        found = self.scalars.get(f"{j}:{name}")
+        return default if found is None else found
+
+    def lead(self, leaves: npt.NDArray[Any], j: int, name: str, default: Scalar
+             ) -> npt.NDArray[Any]:
+        """`leaves` after aggregate `j`'s carried accumulator `name` (a whole run:
+        `leaves` themselves)."""
+        return self.pad(leaves, self.scalar(j, name, default))
+
+    def pad(self, leaves: npt.NDArray[Any], value: Scalar) -> npt.NDArray[Any]:
+        """`leaves` after `value` in a step, themselves in a whole run; an integer
+        beyond 64 bits makes them Python integers."""
+        if not self.virtual:
+            return leaves
+        if isinstance(value, int) and not _INT_MIN <= value <= _INT_MAX:
+            return np.concatenate([np.array([value], dtype=object), leaves.astype(object)])
+        return np.concatenate([np.array([value], dtype=leaves.dtype), leaves])
+
+    def column(self, j: int, column: pa.Array) -> pa.Array:
+        """`column` after the carried value (a whole run: `column` itself)."""
+        if not self.virtual:
+            return column
+        name = _CARRY.format(j)
+        if self.values is not None and self.values.num_rows and name in \
+                self.values.column_names:
+            carried = self.values.column(name).combine_chunks().cast(column.type)
+        else:
+            carried = pa.nulls(1, column.type)
+        return pa.concat_arrays([carried, column])
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """One aggregation over every scanned position: its result, the column a `Take`
+    result points into, its accumulators at the last position and (for a `Take`) the
+    value there."""
+
+    result: wa.Values | wa.Take
+    column: pa.Array | None
+    final: dict[str, Scalar]
+    value: pa.Array | None = None
+
+
+def scan(job: AggregateJob, j: int, column: pa.Array | None, m: int, segments: Segments,
+         carry: Carry) -> Scanned:
+    """Aggregation `j` at every position (the carried accumulators, if any, then the
+    `m` rows' values of `column`)."""
+    if job.column is None:
+        counts = int_scan(carry.lead(np.ones(m, np.int64), j, "count", 0), segments)
+        return Scanned(wa.Values(counts, np.ones(len(counts), bool)), None,
+                       {f"{j}:count": int(counts[-1])})
+    assert column is not None
+    fn = job.fn
+    if fn in ("first", "last") or (fn in ("min", "max")
+                                   and job.value_class in ("ordered", "decimal")):
+        return scan_take(job, j, carry.column(j, column), segments)
+    valid = validity(column)
+    counts = int_scan(carry.lead(valid.astype(np.int64), j, "count", 0), segments)
+    final: dict[str, Scalar] = {f"{j}:count": int(counts[-1])}
+    if fn == "count":
+        return Scanned(wa.Values(counts, np.ones(len(counts), bool)), column, final)
+    values = numeric_values(column, job.value_class)
+    if fn in ("min", "max"):
+        return scan_extreme(fn, j, values, valid, counts, segments, carry, final, column)
+    if fn in ("variance", "stddev"):
+        if job.value_class == "decimal":
+            values = values.astype(np.float64) / float(10 ** column.type.scale)
+        return scan_moments(fn, j, values.astype(np.float64), valid, counts, segments,
+                            carry, final, column)
+    floating = job.value_class == "float"
+    masked = np.where(valid, values, 0.0 if floating else 0)
+    sums = (float_scan(carry.lead(masked, j, "sum", 0.0), segments) if floating
+            else int_scan(carry.lead(masked.astype(values.dtype), j, "sum", 0), segments))
+    final[f"{j}:sum"] = float(sums[-1]) if floating else int(sums[-1])
+    if fn == "sum":
+        return Scanned(wa.Values(sums, np.ones(len(sums), bool)), column, final)
+    divisor = 1.0 if job.value_class != "decimal" else float(10 ** column.type.scale)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        means = np.where(counts > 0, sums.astype(np.float64) / divisor
+                         / np.maximum(counts, 1), 0.0)
+    return Scanned(wa.Values(means, counts > 0), column, final)
+
+
+def scan_extreme(fn: str, j: int, values: npt.NDArray[Any], valid: BoolArray,
+                 counts: IntArray, segments: Segments, carry: Carry,
+                 final: dict[str, Scalar], column: pa.Array) -> Scanned:
+    """`min`/`max` of numbers (booleans as 0/1): a running maximum per segment (of the
+    values negated, or bit-flipped for integers, for `min`). NaN is the greatest float:
+    `max` is NaN once one is seen; `min` skips NaN and is NaN only while every value
+    is (a count of the non-NaN values tells)."""
+    if values.dtype.kind == "f":
+        if fn == "max":
+            leaves = carry.lead(np.where(valid, values, -np.inf), j, "best", -np.inf)
+            best = segment_max(leaves, segments)
+        else:
+            numbers = valid & ~np.isnan(values)
+            leaves = carry.lead(np.where(numbers, values, np.inf), j, "best", np.inf)
+            best = -segment_max(-leaves, segments)
+            seen = int_scan(carry.lead(numbers.astype(np.int64), j, "numbers", 0), segments)
+            final[f"{j}:numbers"] = int(seen[-1])
+        final[f"{j}:best"] = float(best[-1])
+        if fn == "min":
+            best = np.where(seen == 0, np.nan, best)
+        return Scanned(wa.Values(best, counts > 0), column, final)
+    data = values.astype(np.int64)
+    if fn == "max":
+        best = segment_max(carry.lead(np.where(valid, data, _INT_MIN), j, "best", _INT_MIN),
+                           segments)
+    else:
+        flipped = carry.lead(np.where(valid, data, _INT_MAX), j, "best", _INT_MAX)
+        best = ~segment_max(~flipped, segments)
+    final[f"{j}:best"] = int(best[-1])
+    return Scanned(wa.Values(best, counts > 0), column, final)
+
+
+def scan_moments(fn: str, j: int, values: FloatArray, valid: BoolArray, counts: IntArray,
+                 segments: Segments, carry: Carry, final: dict[str, Scalar],
+                 column: pa.Array) -> Scanned:
+    """Sample `variance`/`stddev` by Welford's update, vectorised: the running means
+    come from the sequential running sums (`mean_k = S_k / k`), each value adds
+    `(x - mean_before)(x - mean_after)` (never negative) to the second moment `M2`, and
+    `M2` is a sequential running sum of those. The result is `M2 / (k - 1)`, null below
+    two values; NaN or an infinity among the values (a running sum that is not finite)
+    makes it NaN, as Spark's update does. It agrees with the
+    batch kernels' merged moments to rounding, not bit for bit."""
+    masked = np.where(valid, values, 0.0)
+    sums = float_scan(carry.lead(masked, j, "sum", 0.0), segments)
+    x = carry.pad(masked, 0.0)
+    here = carry.pad(valid, False)
+    before_counts = segments.previous(counts, 0)
+    before_sums = segments.previous(sums, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        mean = sums / np.maximum(counts, 1)
+        mean_before = before_sums / np.maximum(before_counts, 1)
+        added = np.where(here & (before_counts > 0),
+                         np.maximum((x - mean_before) * (x - mean), 0.0), 0.0)
+        if carry.virtual:
+            added[0] = float(carry.scalar(j, "m2", 0.0) or 0.0)
+        m2 = float_scan(added, segments)
+        variance = np.where(counts >= 2, m2 / np.maximum(counts - 1, 1), 0.0)
+        variance[~np.isfinite(sums)] = np.nan  # an infinity among the values, as NaN
+        result = np.sqrt(variance) if fn == "stddev" else variance
+    final[f"{j}:sum"] = float(sums[-1])
+    final[f"{j}:m2"] = float(m2[-1])
+    return Scanned(wa.Values(result, counts >= 2), column, final)
+
+
+def scan_take(job: AggregateJob, j: int, column: pa.Array, segments: Segments) -> Scanned:
+    """`first`, `last` (non-null values in row order) and `min`/`max` of orderable
+    non-numeric columns and decimals (by dense ranks: a running maximum per segment,
+    each segment lifted above the ones before): positions into `column`, whose first
+    value is the carried one in a step."""
+    valid = validity(column)
+    fn = job.fn
+    if fn == "first":
+        positions, has = first_positions(valid, segments)
+    elif fn == "last":
+        positions, has = last_positions(valid, segments)
+    else:
+        ranks = dense_ranks(column)
+        top = int(ranks.max(initial=0))
+        keyed = np.where(valid, ranks if fn == "max" else top + 1 - ranks, 0)
+        lift = run_index(segments.starts) * np.int64(top + 2)
+        best = (np.maximum.accumulate(keyed + lift) - lift) if len(keyed) else keyed
+        has = best > 0
+        representative = np.zeros(top + 2, dtype=np.int64)
+        present = np.nonzero(valid)[0]
+        representative[keyed[present]] = present
+        positions = representative[best]
+    value = column.take(pa.array([positions[-1]], pa.int64())) if has[-1] else \
+        pa.nulls(1, column.type)
+    return Scanned(wa.Take(positions, has), column, {}, value)
+
+
+@dataclass(frozen=True)
+class RunningKernel:
+    """Running aggregates over each key's rows, as accumulators: the cumulative window
+    (`since=False`: every row of the key up to and including the row) or `Since(pred)`
+    over predicate ticks (`since=True`: the period up to and including the row; the
+    boolean `tick_column` closes a period at each row where it is true). Picklable, no
+    Spark objects; `aggregates` must be those of `SUPPORTED` (else
+    `WispUnsupportedError`, see `refuse`).
+
+    Output rows, in `schema`'s order: the key columns, `window_start` (cumulative: the
+    time of the key's first row; `Since`: of its period's first row), `window_end` and
+    `time` (the row's time), then one column per aggregate. One row per input row;
+    `Since` with `emit="ticks"` only the rows whose flag is true ("events" and "both":
+    every row, the tick rows being event rows). The same rows as `FrameKernel` with
+    `RunningFrame` and `TickKernel` with predicate ticks; float sums are added in row
+    order and variance/stddev by Welford's update, so those agree to rounding.
+
+    Streamable (`resumable.Streamable`): every row's window ends at the row, so its
+    output is final as soon as the row arrives; a horizon changes nothing, `wake` is
+    always None and `finish` emits nothing. The state is the open window's
+    accumulators as scalars (`start`, the window's start; per aggregate `j`: `j:count`,
+    `j:sum`, `j:best`, `j:numbers`, `j:m2`) and, when `first`, `last` or a `min`/`max`
+    by rank is asked, one row: the key columns and the value each carries. After a
+    `Since` period closes it is empty. Bound: a constant, whatever the key's length."""
+
+    keys: tuple[str, ...]
+    time: str
+    time_kind: str
+    time_scale: int
+    aggregates: tuple[AggregateJob, ...]
+    schema: pa.Schema
+    since: bool = False
+    emit: str = "events"
+    tick_column: str = HIDDEN_TICK
+
+    def __post_init__(self) -> None:
+        refuse(self.aggregates)
+        if self.emit not in ("events", "ticks", "both") or (not self.since
+                                                           and self.emit != "events"):
+            raise ValueError(f"wisp: no running window emits {self.emit!r} "
+                             f"(since={self.since})")
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Short key runs several at a time, long runs in pieces through `step`."""
+        return resumed(self, batches, CHUNK_ROWS)
+
+    def empty(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+    def flags(self, table: pa.Table) -> BoolArray:
+        """The rows that close their period (none for the cumulative window)."""
+        if not self.since:
+            return np.zeros(table.num_rows, dtype=bool)
+        column = pc.fill_null(table.column(self.tick_column).combine_chunks(), False)
+        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=bool)
+
+    def run_group(self, group: pa.Table, runs: IntArray | None = None) -> pa.RecordBatch:
+        """The output rows of whole key runs (`runs`: where each begins, then the
+        length; one run by default)."""
+        n = group.num_rows
+        if n == 0:
+            return self.empty()
+        runs = one_run(n) if runs is None else runs
+        flags = self.flags(group)
+        closes = np.nonzero(flags[:-1])[0].astype(np.int64) + 1
+        starts = np.unique(np.concatenate([runs[:-1][runs[:-1] < n], closes, [n]]))
+        times = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
+        carry = Carry({}, None, 0)
+        return self.emit_rows(group, times, flags, Segments(starts.astype(np.int64)),
+                              carry)[0]
+
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """Every row's output (final at once: its window ends at it), the carried
+        accumulators in front of the first segment; `horizon` changes nothing."""
+        m = chunk.num_rows
+        if m == 0:
+            return self.empty(), state if state is not None else KernelState(pa.table({}))
+        scalars = {} if state is None else state.scalars
+        carry = Carry(scalars, None if state is None else state.rows, 1)
+        flags = self.flags(chunk)
+        closes = np.nonzero(flags[:-1])[0].astype(np.int64) + 2  # after position 0
+        segments = Segments(np.concatenate([[0], closes, [m + 1]]).astype(np.int64))
+        times = to_ticks(chunk.column(self.time).combine_chunks(), self.time_kind)
+        start = scalars.get("start")
+        lead = np.array([times[0] if start is None else start], dtype=times.dtype)
+        scanned_times = np.concatenate([lead, times])
+        out, found = self.emit_rows(chunk, scanned_times, flags, segments, carry)
+        if flags[-1]:  # the period closed at the last row: nothing carries over
+            return out, KernelState(pa.table({}))
+        kept: dict[str, Scalar] = {"start": _scalar(scanned_times[segments.starts[-2]])}
+        values: dict[str, pa.Array] = {}
+        for j, scanned in enumerate(found):
+            kept.update(scanned.final)
+            if scanned.value is not None:
+                values[_CARRY.format(j)] = scanned.value
+        rows = pa.table({}) if not values else pa.table(
+            {**{k: chunk.column(k).slice(m - 1, 1).combine_chunks() for k in self.keys},
+             **values})
+        return out, KernelState(rows, kept)
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """Nothing: every row's output came with its step."""
+        return self.empty()
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """None: no output ever waits for a horizon."""
+        return None
+
+    def emit_rows(self, table: pa.Table, times: npt.NDArray[Any], flags: BoolArray,
+                  segments: Segments, carry: Carry) -> tuple[pa.RecordBatch, list[Scanned]]:
+        """The output rows of `table`'s rows (scanned positions `carry.virtual..`, each
+        position's time in `times`), and each aggregation's scan."""
+        virtual, m = carry.virtual, table.num_rows
+        rows = np.arange(m, dtype=np.int64)
+        if self.emit == "ticks":
+            rows = rows[flags]
+        anchors = rows + virtual
+        everywhere = np.ones(len(rows), dtype=bool)
+        take = pa.array(rows, pa.int64())
+        columns: list[pa.Array] = [table.column(k).combine_chunks().take(take)
+                                   for k in self.keys]
+        for ticks in (times[segments.firsts()[anchors]], times[anchors], times[anchors]):
+            columns.append(from_ticks(ticks, everywhere, self.time_kind, self.time_scale))
+        found: list[Scanned] = []
+        for j, job in enumerate(self.aggregates):
+            column = None if job.column is None else table.column(job.column).combine_chunks()
+            scanned = scan(job, j, column, m, segments, carry)
+            found.append(scanned)
+            columns.append(to_arrow(_at(scanned.result, anchors), scanned.column, job))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema), found
+
+
+def _at(result: wa.Values | wa.Take, anchors: IntArray) -> wa.Values | wa.Take:
+    if isinstance(result, wa.Take):
+        return wa.Take(result.positions[anchors], result.valid[anchors])
+    return wa.Values(result.values[anchors], result.valid[anchors])
+
+
+def _scalar(tick: Any) -> Scalar:
+    """A numpy tick as a plain scalar."""
+    return float(tick) if isinstance(tick, np.floating) else int(tick)
+

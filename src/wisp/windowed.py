@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, Observation
 
 from .binding import Events
 from .engine.build import build
+from .engine.columns import STREAM_COUNTERS
 from .engine.compiler import Query
 from .engine.describe import describe_query, event_tables
 from .errors import bad_value
@@ -126,16 +127,20 @@ def stream_report(query: Any) -> dict[str, Any]:
     """Row accounting of a running or finished streaming query (a `StreamingQuery` of a
     wisp result), read from its progress reports: `rows_in` (rows read, over the
     batches Spark still reports), `late` (rows Spark dropped at or below the watermark
-    before wisp's operator: its `numRowsDroppedByWatermark`), `watermark` (the newest
+    before wisp's operator: its `numRowsDroppedByWatermark`), `rejected_null_time`
+    (rows dropped for a null time under on_null_time="drop"), `watermark` (the newest
     watermark, as Spark reports it, or None), `batches` (micro-batches reported) and
     `state_keys` (keys holding state now). Spark keeps the last
     `spark.sql.streaming.numRecentProgressUpdates` reports (100 by default)."""
     progress = [p for p in (getattr(query, "recentProgress", None) or [])]
     if not progress and getattr(query, "lastProgress", None) is None:
-        return {"rows_in": 0, "late": 0, "watermark": None, "batches": 0, "state_keys": 0}
+        return {"rows_in": 0, "late": 0, "rejected_null_time": 0, "watermark": None,
+                "batches": 0, "state_keys": 0}
     rows_in = sum(int(_field(p, "numInputRows") or 0) for p in progress)
     late = sum(int(_field(op, "numRowsDroppedByWatermark") or 0)
                for p in progress for op in (_field(p, "stateOperators") or []))
+    rejected = sum(_counter(_field(p, "observedMetrics"), "rejected_null_time")
+                   for p in progress)
     watermark = None
     state_keys = 0
     for p in progress:
@@ -143,8 +148,17 @@ def stream_report(query: Any) -> dict[str, Any]:
         watermark = event_time.get("watermark", watermark)
         operators = _field(p, "stateOperators") or []
         state_keys = sum(int(_field(op, "numRowsTotal") or 0) for op in operators)
-    return {"rows_in": rows_in, "late": late, "watermark": watermark,
-            "batches": len(progress), "state_keys": state_keys}
+    return {"rows_in": rows_in, "late": late, "rejected_null_time": rejected,
+            "watermark": watermark, "batches": len(progress), "state_keys": state_keys}
+
+
+def _counter(metrics: Any, name: str) -> int:
+    """A counter of wisp's observed stream rows in one progress report (0 if absent)."""
+    found = (metrics or {}).get(STREAM_COUNTERS)
+    if found is None:
+        return 0
+    values = found.asDict() if hasattr(found, "asDict") else dict(found)
+    return int(values.get(name) or 0)
 
 
 def _field(progress: Any, name: str) -> Any:

@@ -8,20 +8,26 @@ checkpoint of another query are refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
+import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from oracle import assert_rows_match, sort_output
+from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import wisp as ws
+from wisp.engine import streaming as stream_engine
 from wisp.engine.streaming import ROCKSDB, STATE_STORE
+from wisp.runtime.streaming import StreamKernel
 
 pytestmark = pytest.mark.spark
 
@@ -74,6 +80,7 @@ def source(spark: SparkSession, directory: Path) -> DataFrame:
            .option("maxFilesPerTrigger", 1).json(str(directory)))
     return raw.select("k", F.timestamp_micros((F.col("t") * 1e6).cast("long")).alias("ts"),
                       F.col("v").cast("double").alias("v"))
+
 
 
 def batch_frame(spark: SparkSession, events: Sequence[Event]) -> DataFrame:
@@ -208,3 +215,86 @@ def test_stream_explain_says_what_is_kept_and_when_rows_are_emitted(
     assert "Strategy stream: Structured Streaming" in text
     assert "State per key: the rows within the window's reach" in text
     assert "Emitted: a row's window once the watermark passes its time + end" in text
+
+
+def test_null_times_are_dropped_and_counted_on_a_stream(streaming: SparkSession,
+                                                        tmp_path: Path) -> None:
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    (incoming / "one.json").write_text("".join(
+        json.dumps({"k": "a", "t": t, "v": 1.0}) + "\n" for t in [10, None, 20, 40]))
+    ev = ws.events(source(streaming, incoming), time="ts", key="k", lateness="5s",
+                   on_null_time="drop")
+    running = (ev.agg(ws.count()).writeStream.format("parquet")
+               .option("checkpointLocation", str(tmp_path / "chk"))
+               .trigger(availableNow=True).start(str(tmp_path / "out")))
+    running.awaitTermination()
+    report = ws.stream_report(running)
+    assert (report["rows_in"], report["rejected_null_time"], report["late"]) == (4, 1, 0)
+    rows = streaming.read.parquet(str(tmp_path / "out")).orderBy("time").collect()
+    assert [(seconds(r["time"]), r["count"]) for r in rows] == [(10.0, 1), (20.0, 2)]
+
+
+# ------------------------------------------------------------- injected failures
+
+FAULTS = Path(tempfile.gettempdir()) / f"wisp-stream-faults-{os.getpid()}"
+"""A marker file here makes the next data handler (`rows`) or timer handler (`timer`)
+of any key fail once: the worker that removes the marker raises."""
+
+
+def _fault(kind: str) -> None:
+    try:
+        (FAULTS / kind).unlink()
+    except FileNotFoundError:
+        return
+    raise RuntimeError(f"injected failure in the {kind} handler")
+
+
+@dataclasses.dataclass(frozen=True)
+class FailingStream(StreamKernel):
+    """The stream logic, failing once where a marker says."""
+
+    def on_rows(self, state: Any, rows: Any, watermark_ms: int) -> Any:
+        _fault("rows")
+        return super().on_rows(state, rows, watermark_ms)
+
+    def on_timer(self, state: Any, watermark_ms: int) -> Any:
+        _fault("timer")
+        return super().on_timer(state, watermark_ms)
+
+
+@pytest.mark.parametrize("handler", ["rows", "timer"])
+def test_a_failure_in_a_handler_then_a_restart_loses_and_repeats_nothing(
+        streaming: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        handler: str) -> None:
+    """Two files, then the rest in a second run before which a marker makes one
+    handler fail (with state and timers already stored): the query stops with the
+    error and is started again. The rows written equal the batch rows, each once."""
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(stream_engine, "StreamKernel", FailingStream)
+    FAULTS.mkdir(exist_ok=True)
+    incoming, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "chk"
+    incoming.mkdir()
+    failed = 0
+    for files in (range(2), range(2, len(FILES))):
+        for i in files:
+            write_file(incoming, i, FILES[i])
+        if 0 not in files:
+            (FAULTS / handler).touch()
+        for _attempt in range(2):
+            result = range_query(ws.events(source(streaming, incoming), time="ts", key="k",
+                                           lateness="5s"))
+            running = (result.writeStream.format("parquet")
+                       .option("checkpointLocation", str(checkpoint))
+                       .trigger(availableNow=True).start(str(out)))
+            try:
+                running.awaitTermination()
+                break
+            except Exception as error:  # the injected failure, and only that
+                assert f"injected failure in the {handler} handler" in str(error)
+                failed += 1
+    assert failed == 1
+    got = [r.asDict() for r in streaming.read.parquet(str(out)).collect()]
+    want = final_batch_rows(streaming, range_query,
+                            lambda r: seconds(r["window_end"]) <= WATERMARK)
+    assert_same(got, want)

@@ -73,6 +73,10 @@ def counted_where(condition: Column) -> Column:
     return F.count(F.when(condition, F.lit(1)))
 
 
+STREAM_COUNTERS = "wisp_rows"
+"""The name of a stream's row counters in its progress reports (`observedMetrics`)."""
+
+
 def guarded(events: Events, observation: Observation) -> DataFrame:
     """The events' DataFrame with the data guards of its null-time policy: rows with a
     null time fail the query (policy "error") or are dropped and counted (policy "drop").
@@ -84,8 +88,11 @@ def guarded(events: Events, observation: Observation) -> DataFrame:
     0.48 s `Tumbling(Count(1 000))`, on every run."""
     missing = is_missing_time(events.time)
     if events.on_null_time == "drop":
-        df = events.df.observe(observation, F.count(F.lit(1)).alias("rows_in"),
-                               counted_where(missing).alias("rejected_null_time"))
+        counters = (F.count(F.lit(1)).alias("rows_in"),
+                    counted_where(missing).alias("rejected_null_time"))
+        # a stream's counts are per micro-batch, in its progress reports
+        df = events.df.observe(STREAM_COUNTERS if events.streaming else observation,
+                               *counters)
         return df.filter(~missing)
     return fail_where(events.df, missing, null_time_message(events.time))
 

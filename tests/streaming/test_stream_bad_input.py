@@ -1,0 +1,132 @@
+"""Bad input on a stream: each bad argument a `WispError` naming the parameter (tested by
+its text), each kind that does not run on a stream yet refused when the query is built.
+Building a stream's query reads no data: no Spark job runs here."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import wisp as ws
+from wisp.engine.streaming import ROCKSDB, STATE_STORE
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def stream(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> DataFrame:
+    spark.conf.set(STATE_STORE, ROCKSDB)
+    directory: Path = tmp_path_factory.mktemp("incoming")
+    return (spark.readStream.schema("k string, t long, v double, f double, p boolean")
+            .json(str(directory))
+            .withColumn("ts", F.timestamp_seconds("t"))
+            .withColumn("d", F.to_date("ts")))
+
+
+def test_a_stream_needs_a_lateness(stream: DataFrame) -> None:
+    with pytest.raises(ws.WispInputError, match=re.escape(
+            "`lateness` must be a positive duration for a streaming DataFrame (how late "
+            "its rows may arrive, e.g. '30s'), or a time column with a watermark "
+            "(withWatermark), found None")):
+        ws.events(stream, time="ts", key="k")
+
+
+def test_a_watermark_on_the_time_column_gives_the_lateness(stream: DataFrame) -> None:
+    ev = ws.events(stream.withWatermark("ts", "3 seconds"), time="ts", key="k")
+    assert ev.lateness == 3_000_000
+
+
+def test_a_batch_table_takes_no_lateness(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(1, 1.0)], "t long, v double")
+    with pytest.raises(ws.WispInputError, match="`lateness` must be None for a batch "
+                       "DataFrame \\(lateness is how late a stream's rows may arrive\\), "
+                       "found '5s'"):
+        ws.events(df, time="t", lateness="5s")
+
+
+@pytest.mark.parametrize(("time", "lateness", "expected"), [
+    ("ts", "0s", "a positive duration such as '30s' or a timedelta, found '0s'"),
+    ("ts", "-2s", "a positive duration such as '30s' or a timedelta, found '-2s'"),
+    ("ts", 5, "a positive duration such as '30s' or a timedelta, found 5"),
+    ("ts", "soon", "a positive duration such as '30s' or a timedelta, found 'soon'"),
+    ("d", "12h", "whole days for date time, found '12h'"),
+    ("t", "5s", "a positive integer (ticks of the integer time column), found '5s'"),
+    ("t", 0, "a positive integer (ticks of the integer time column), found 0"),
+])
+def test_bad_lateness_names_the_parameter(stream: DataFrame, time: str, lateness: Any,
+                                          expected: str) -> None:
+    with pytest.raises(ws.WispInputError) as caught:
+        ws.events(stream, time=time, key="k", lateness=lateness)
+    assert str(caught.value) == f"`lateness` must be {expected}"
+
+
+def test_float_time_does_not_run_on_a_stream_yet(stream: DataFrame) -> None:
+    with pytest.raises(ws.WispUnsupportedError, match=(
+            "a streaming table's `time` must be a timestamp, timestamp_ntz, date or "
+            "integer column for now, found float column 'f'")):
+        ws.events(stream, time="f", key="k", lateness=1.0)
+
+
+def test_lateness_takes_timedeltas_and_days(stream: DataFrame) -> None:
+    assert ws.events(stream, time="ts", lateness=dt.timedelta(seconds=2)).lateness == 2_000_000
+    assert ws.events(stream, time="d", lateness="1d").lateness == 86_400_000_000
+    assert ws.events(stream, time="t", lateness=7).lateness == 7
+
+
+@pytest.mark.parametrize(("window", "name"), [
+    (ws.Sliding(ws.Count(3)), "Sliding windows"),
+    (ws.Tumbling(ws.Count(3)), "Tumbling by policy windows"),
+    (ws.Trailing(2, ws.hourly()), "Trailing windows"),
+    (ws.Since(ws.daily()), "Since over calendar ticks windows"),
+    (ws.Snapshot(), "Snapshot windows"),
+    (ws.CountByStartTime(2), "CountByStartTime windows"),
+    (ws.Dynamic(ws.clock("1s")), "Dynamic windows"),
+    (ws.Hopping("4s", "2s", output="changes"), "Hopping(output='changes') windows"),
+])
+def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
+        stream: DataFrame, window: ws.Window, name: str) -> None:
+    ev = ws.events(stream, time="ts", key="k", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(window).agg(ws.count())
+    text = str(caught.value)
+    assert text.startswith(f"{name} do not run on a stream yet"), text
+    assert text.endswith("the kinds that do: cumulative (ev.agg), Since(predicate), Rows, "
+                         "Range, Tumbling and Hopping by duration (output='windows', point "
+                         "events), Session")
+
+
+def test_windows_over_interval_events_are_refused(stream: DataFrame) -> None:
+    ev = ws.events(stream.withColumn("e", F.col("ts") + F.expr("interval 1 second")),
+                   time="ts", end="e", key="k", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError,
+                       match="Tumbling over interval events windows do not run on a "
+                       "stream yet"):
+        ev.window(ws.Tumbling("4s")).agg(ws.count())
+
+
+@pytest.mark.parametrize("window", [None, ws.Since("p")])
+def test_collect_over_a_window_that_never_closes_is_refused(
+        stream: DataFrame, window: ws.Window | None) -> None:
+    ev = ws.events(stream, time="ts", key="k", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError, match=(
+            r"collect_v over .* on a stream would keep every row of a key for ever \(its "
+            r"window never closes\): use a bounded window")):
+        if window is None:
+            ev.agg(ws.collect("v"))
+        else:
+            ev.window(window).agg(ws.collect("v"))
+
+
+def test_only_the_stream_strategy_runs_a_stream(stream: DataFrame) -> None:
+    from wisp.windowed import run
+
+    ev = ws.events(stream, time="ts", key="k", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError,
+                       match="a stream runs on the 'stream' strategy, not 'arrow-frames'"):
+        run(ev, ws.Rows(-1, 0), [ws.count()], strategy="arrow-frames")

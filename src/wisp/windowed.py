@@ -162,10 +162,9 @@ def _counter(metrics: Any, name: str) -> int:
 
 
 def _field(progress: Any, name: str) -> Any:
-    """A field of a progress report (a dict, or a progress object over Connect)."""
-    if isinstance(progress, dict):
-        return progress.get(name)
-    json_value = getattr(progress, "jsonValue", None)
-    if callable(json_value):
-        return json_value().get(name)
-    return getattr(progress, name, None)
+    """A field of a progress report: a property of Spark's progress classes (over
+    Connect `numInputRows` is summed from the sources there), else a dict entry."""
+    value = getattr(progress, name, None)
+    if value is None and isinstance(progress, dict):
+        value = progress.get(name)
+    return value

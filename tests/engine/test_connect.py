@@ -35,11 +35,36 @@ SCRIPT = textwrap.dedent("""
                       "v")
     hopping = ws.events(spans, time="t", end="e").window(ws.Hopping(4, 2)).agg(
         ws.count(), ws.sum("v"))
+    # a stream over Connect: three files, Range(-2s, 0s), lateness 1 s
+    import tempfile
+    base = tempfile.mkdtemp()
+    for i, times in enumerate([[1, 2], [3, 7], [0.5, 9]]):
+        path = os.path.join(base, "in", f"{i}.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as out_file:
+            out_file.write("".join(json.dumps({"t": t, "v": t * 10}) + "\\n" for t in times))
+        os.utime(path, (1000 + i, 1000 + i))
+    spark.conf.set("spark.sql.streaming.stateStore.providerClass",
+                   "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+    raw = (spark.readStream.schema("t double, v double").option("maxFilesPerTrigger", 1)
+           .json(os.path.join(base, "in")))
+    stream = ws.events(raw.select(F.timestamp_micros((F.col("t") * 1e6).cast("long"))
+                                  .alias("ts"), "v"), time="ts", lateness="1s")
+    query = (stream.window(ws.Range("-2s", "0s")).agg(ws.count(), ws.sum("v"))
+             .writeStream.format("parquet")
+             .option("checkpointLocation", os.path.join(base, "chk"))
+             .trigger(availableNow=True).start(os.path.join(base, "out")))
+    query.awaitTermination()
+    streamed = spark.read.parquet(os.path.join(base, "out")).select(
+        (F.unix_micros("time") / 1000000).alias("s"), "count", "sum_v")
     print("RESULT " + json.dumps({
         "rows": [list(r) for r in rows.orderBy("s").collect()],
         "running": [list(r) for r in running.orderBy("s").collect()],
         "hopping": [list(r) for r in hopping.orderBy("window_start").collect()],
-        "report": ws.report(out)}))
+        "report": ws.report(out),
+        "stream": [list(r) for r in streamed.orderBy("s").collect()],
+        "stream_report": {k: v for k, v in ws.stream_report(query).items()
+                          if k in ("rows_in", "late")}}))
     spark.stop()
 """)
 
@@ -61,3 +86,9 @@ def test_seed_window_over_spark_connect() -> None:
         [-2, 2, 2, 2, 3.0], [0, 4, 4, 4, 10.0], [2, 6, 6, 4, 18.0], [4, 8, 8, 5, 30.0],
         [6, 10, 10, 3, 19.0], [8, None, 12, 1, 4.0]]
     assert result["report"] == {"rows_in": 8, "rejected_null_time": 0}
+    # the stream: 0.5 s arrives in the third batch, whose late filter is the watermark
+    # of the second (1 s: the first batch's newest, 2 s, minus 1 s): late. The watermark
+    # ends at 8 s (9 s - 1 s): the windows of 1, 2, 3 and 7 s are final, 9 s waits
+    assert result["stream"] == [[1.0, 1, 10.0], [2.0, 2, 30.0], [3.0, 3, 60.0],
+                                [7.0, 1, 70.0]]
+    assert result["stream_report"] == {"rows_in": 6, "late": 1}

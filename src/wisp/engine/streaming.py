@@ -104,9 +104,10 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
               for i, c in enumerate(c for c in columns if c not in keyed.keys)]
     wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
     micros = time_ticks(events.time) * (DAY_MICROS if events.time.kind == "date" else 1)
-    df = keyed.df.select(*wire, F.timestamp_micros(micros).alias(EVENT_TIME)) \
+    constant = [] if keys else [F.lit(0).alias(NO_KEY)]  # no key: one group
+    df = keyed.df.select(*wire, *constant, F.timestamp_micros(micros).alias(EVENT_TIME)) \
         .withWatermark(EVENT_TIME, f"{plan.lateness} microseconds")
-    group = [col(w) for c in keys for w in c.wire] or [F.lit(0).alias(NO_KEY)]
+    group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
     kernel_schema = arrow_schema([schema[c] for c in columns])
     stream_kernel = StreamKernel(keyed.kernel, kernel_schema, time, events.time.kind,
                                  tuple(keyed.order), spec_hash(spec_text(plan)))

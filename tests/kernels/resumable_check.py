@@ -8,9 +8,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+from hypothesis import strategies as st
 
 from wisp.runtime.resumable import Horizon, KernelState, Resumable, Streamable
 
@@ -106,3 +109,45 @@ def _assert_final_emitted(whole: list[tuple[Any, ...]], outputs: Sequence[pa.Rec
         record = dict(zip(names, row, strict=True))
         if is_final(record, horizon):
             assert repr(row) in emitted, f"final at horizon {horizon!r}, not emitted: {row}"
+
+
+@dataclass(frozen=True)
+class LeastWake:
+    """A kernel whose every `wake` is checked to be the least horizon that emits: a step
+    with no rows at it emits a row, one at the horizon just before (a tick, or the next
+    float down) emits none."""
+
+    kernel: Any
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.kernel.keys)
+
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        out: tuple[pa.RecordBatch, KernelState] = self.kernel.step(state, chunk, horizon)
+        return out
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        out: pa.RecordBatch = self.kernel.finish(state)
+        return out
+
+    def run_group(self, group: pa.Table, runs: Any = None) -> pa.RecordBatch:
+        out: pa.RecordBatch = self.kernel.run_group(group, runs)
+        return out
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        found: Horizon | None = self.kernel.wake(state)
+        if found is not None:
+            none = state.rows.slice(0, 0)
+            before = (found - 1 if isinstance(found, int)
+                      else float(np.nextafter(found, -np.inf)))
+            assert self.kernel.step(state, none, before)[0].num_rows == 0, (found, before)
+            assert self.kernel.step(state, none, found)[0].num_rows > 0, found
+        return found
+
+
+slack_st = st.lists(st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0, 1)),
+                    min_size=1, max_size=6)
+"""Where each piece's horizon falls between its newest time and the next piece's
+first (`stream_run`'s `slack`)."""

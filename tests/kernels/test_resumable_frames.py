@@ -12,14 +12,13 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from resumable_check import assert_resumes, cut_run, rows, stream_run
+from resumable_check import LeastWake, assert_resumes, cut_run, rows, slack_st, stream_run
 from tables import assert_same_rows
 
 from wisp.plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
@@ -269,42 +268,6 @@ def test_a_long_key_streams_with_the_default_pieces() -> None:
         assert_same_rows(streamed, whole, ["time", "window_start", "window_end", "count"])
 
 
-@dataclass(frozen=True)
-class LeastWake:
-    """A kernel whose every `wake` is checked to be the least horizon that emits: a step
-    with no rows at it emits a row, one at the horizon just before (a tick, or the next
-    float down) emits none."""
-
-    kernel: Any
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return tuple(self.kernel.keys)
-
-    def step(self, state: KernelState | None, chunk: pa.Table,
-             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
-        out: tuple[pa.RecordBatch, KernelState] = self.kernel.step(state, chunk, horizon)
-        return out
-
-    def finish(self, state: KernelState | None) -> pa.RecordBatch:
-        out: pa.RecordBatch = self.kernel.finish(state)
-        return out
-
-    def run_group(self, group: pa.Table, runs: Any = None) -> pa.RecordBatch:
-        out: pa.RecordBatch = self.kernel.run_group(group, runs)
-        return out
-
-    def wake(self, state: KernelState) -> Horizon | None:
-        found: Horizon | None = self.kernel.wake(state)
-        if found is not None:
-            none = state.rows.slice(0, 0)
-            before = (found - 1 if isinstance(found, int)
-                      else float(np.nextafter(found, -np.inf)))
-            assert self.kernel.step(state, none, before)[0].num_rows == 0, (found, before)
-            assert self.kernel.step(state, none, found)[0].num_rows > 0, found
-        return found
-
-
 def final_at(frame: Frame) -> Callable[[dict[str, Any], Horizon], bool]:
     """Whether an output row is final at a horizon `h` (every row before `h` is in,
     every later one at or after it), from the row's own columns: its anchor is in
@@ -323,8 +286,6 @@ def final_at(frame: Frame) -> Callable[[dict[str, Any], Horizon], bool]:
     return lambda row, h: bool(row["time"] < h)
 
 
-slack_st = st.lists(st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0, 1)),
-                    min_size=1, max_size=6)
 
 
 @st.composite

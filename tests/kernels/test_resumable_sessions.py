@@ -16,9 +16,15 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from resumable_check import assert_resumes, cut_run, rows, stream_run
+from resumable_check import (
+    LeastWake,
+    assert_resumes,
+    cut_run,
+    rows,
+    slack_st,
+    stream_run,
+)
 from tables import assert_same_rows
-from test_resumable_frames import LeastWake, slack_st
 
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs

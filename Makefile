@@ -20,7 +20,7 @@ help:
 	@echo "make install      create $(VENV) and install wisp with the dev and connect extras"
 	@echo "make java-check   check that Java 17+ is available"
 	@echo "make lint         static checks and type checks"
-	@echo "make bench        run the benchmarks, then a hot key under a memory cap (bench-quick: a short run)"
+	@echo "make bench        run the benchmarks, a hot key under a memory cap, streams (bench-quick: a short run)"
 	@echo "make clean        remove $(VENV), caches and out/"
 
 install: $(STAMP)
@@ -67,6 +67,7 @@ lint: install
 bench: install java-check
 	$(PY) -m benchmarks.run
 	$(PY) -m benchmarks.hotkey --output out/hotkey.md
+	$(PY) -m benchmarks.streaming --output out/streaming.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

@@ -75,11 +75,14 @@ def test_df_must_be_a_dataframe(value: object, found: str) -> None:
     assert issubclass(WispInputError, ValueError)
 
 
-def test_streaming_dataframe_is_rejected(spark: SparkSession) -> None:
+def test_a_streaming_dataframe_needs_a_lateness(spark: SparkSession) -> None:
+    """Streams bind with a `lateness` (tests/streaming covers them whole)."""
     stream = spark.readStream.format("rate").load()
     assert stream.isStreaming
-    with pytest.raises(WispError, match=re.escape("`df` must be a batch DataFrame")):
+    with pytest.raises(WispError, match=re.escape("`lateness` must be a positive duration "
+                                                  "for a streaming DataFrame")):
         ws.events(stream, time="timestamp")
+    assert ws.events(stream, time="timestamp", lateness="1s").streaming
 
 
 # ---------------------------------------------------------------------------- time

@@ -17,9 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from .errors import WispInputError, WispUnsupportedError, bad_value, did_you_mean
-from .spec.time import duration_to_ticks, is_time_duration
-
-DAY_MICROS = 86_400_000_000
+from .spec.time import MICROS_PER_UNIT, duration_to_ticks, is_time_duration
 
 TimeKind = Literal["timestamp", "timestamp_ntz", "date", "integer", "decimal", "float"]
 NullTimePolicy = Literal["error", "drop"]
@@ -209,6 +207,6 @@ def stream_lateness(df: DataFrame, time_field: T.StructField, kind: TimeKind,
     if not isinstance(ticks, int) or ticks <= 0 or not is_time_duration(lateness):
         raise bad_value("lateness", "a positive duration such as '30s' or a timedelta",
                         lateness)
-    if kind == "date" and ticks % DAY_MICROS:
+    if kind == "date" and ticks % MICROS_PER_UNIT["d"]:
         raise bad_value("lateness", "whole days for date time", lateness)
     return ticks

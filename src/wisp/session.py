@@ -10,6 +10,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from .plan.source import ARROW_BATCH_BYTES as ARROW_BATCH_BYTES
+from .plan.source import ROCKSDB, STATE_STORE
 
 # ARROW_BATCH_BYTES: Spark's cap on the bytes of one Arrow batch sent to a Python worker
 # (64 MiB by default). Under any cap, Spark measures the batch being built after every row it adds;
@@ -20,9 +21,6 @@ UNCAPPED_ARROW_BATCH_BYTES = 2**31 - 1
 """Spark's largest int: the one value of `ARROW_BATCH_BYTES` that turns the per-row measure
 off (about a fifth of an Arrow strategy's time on 1M narrow events; BENCHMARKS.md)."""
 
-STATE_STORE = "spark.sql.streaming.stateStore.providerClass"
-ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-"""Structured Streaming's state store for Python stateful operators (wisp's streams)."""
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}

@@ -132,22 +132,17 @@ def stream_report(query: Any) -> dict[str, Any]:
     watermark, as Spark reports it, or None), `batches` (micro-batches reported) and
     `state_keys` (keys holding state now). Spark keeps the last
     `spark.sql.streaming.numRecentProgressUpdates` reports (100 by default)."""
-    progress = [p for p in (getattr(query, "recentProgress", None) or [])]
-    if not progress and getattr(query, "lastProgress", None) is None:
-        return {"rows_in": 0, "late": 0, "rejected_null_time": 0, "watermark": None,
-                "batches": 0, "state_keys": 0}
+    progress = list(getattr(query, "recentProgress", None) or [])
     rows_in = sum(int(_field(p, "numInputRows") or 0) for p in progress)
     late = sum(int(_field(op, "numRowsDroppedByWatermark") or 0)
                for p in progress for op in (_field(p, "stateOperators") or []))
     rejected = sum(_counter(_field(p, "observedMetrics"), "rejected_null_time")
                    for p in progress)
-    watermark = None
-    state_keys = 0
-    for p in progress:
-        event_time = _field(p, "eventTime") or {}
-        watermark = event_time.get("watermark", watermark)
-        operators = _field(p, "stateOperators") or []
-        state_keys = sum(int(_field(op, "numRowsTotal") or 0) for op in operators)
+    last = progress[-1] if progress else {}
+    watermark = next((w for p in reversed(progress)
+                      if (w := (_field(p, "eventTime") or {}).get("watermark"))), None)
+    state_keys = sum(int(_field(op, "numRowsTotal") or 0)
+                     for op in (_field(last, "stateOperators") or []))
     return {"rows_in": rows_in, "late": late, "rejected_null_time": rejected,
             "watermark": watermark, "batches": len(progress), "state_keys": state_keys}
 

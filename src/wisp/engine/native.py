@@ -183,14 +183,18 @@ def time_ticks(time: TimeColumn) -> Column:
     """The time column as ticks: microseconds, days for date time, or the integer.
     timestamp_ntz goes through a cast to timestamp, exact because the planner sends it
     here only where the session time zone is UTC (`plan.source.native_time_blocker`)."""
-    t = col(time.name)
-    if time.kind == "timestamp":
-        return F.unix_micros(t)
-    if time.kind == "timestamp_ntz":
-        return F.unix_micros(t.cast("timestamp"))
-    if time.kind == "date":
-        return F.unix_date(t).cast("long")
-    return t.cast("long")
+    return kind_ticks(col(time.name), time.kind)
+
+
+def kind_ticks(value: Column, kind: str) -> Column:
+    """A column holding a time of `kind` as long ticks (see `time_ticks`)."""
+    if kind == "timestamp":
+        return F.unix_micros(value)
+    if kind == "timestamp_ntz":
+        return F.unix_micros(value.cast("timestamp"))
+    if kind == "date":
+        return F.unix_date(value).cast("long")
+    return value.cast("long")
 
 
 def time_from_ticks(ticks: Column, time: TimeColumn) -> Column:

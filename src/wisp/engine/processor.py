@@ -75,10 +75,10 @@ class StreamProcessor(StatefulProcessor):
     def save(self, outputs: list[pa.RecordBatch], state: StreamState, timer: int | None
              ) -> Iterator[pd.DataFrame]:
         self.state.update(state.to_row(self.stream.spec))
-        for old in list(self.handle.listTimers()):
-            if old != timer:
-                self.handle.deleteTimer(old)
-        if timer is not None and timer not in set(self.handle.listTimers()):
+        existing = set(self.handle.listTimers())  # a round trip to the state server
+        for old in existing - {timer}:
+            self.handle.deleteTimer(old)
+        if timer is not None and timer not in existing:
             self.handle.registerTimer(timer)
         if outputs:
             yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in outputs]})

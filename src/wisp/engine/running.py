@@ -6,13 +6,12 @@ predicate is evaluated by Spark as a column next to each row, as in batch."""
 from __future__ import annotations
 
 from ..plan.streaming import AccumulatorsPlan
+from ..runtime.periods import HIDDEN_TICK
 from ..runtime.running import RunningKernel
 from .columns import guarded
 from .compiler import KeyedKernel, Query, keyed_kernel
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, output_fields
 from .periods import unused
-
-TICK = "__wisp_tick__"
 
 
 @keyed_kernel(AccumulatorsPlan)
@@ -21,7 +20,7 @@ def accumulators_kernel(plan: AccumulatorsPlan, query: Query) -> KeyedKernel:
     events = query.events
     df = guarded(events, query.observation)
     keys = list(events.key)
-    tick_column = unused(TICK, df.columns)
+    tick_column = unused(HIDDEN_TICK, df.columns)
     hidden: list[str] = []
     if plan.ticks is not None and plan.ticks.predicate is not None:
         df = df.withColumn(tick_column, query.expression(plan.ticks.predicate))

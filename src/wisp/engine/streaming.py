@@ -16,23 +16,23 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..binding import time_kind
 from ..errors import WispInputError, WispUnsupportedError
+from ..plan.source import ROCKSDB, STATE_STORE
 from ..plan.streaming import StreamPlan
+from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.streaming import StreamKernel, spec_hash
 from .columns import col
 from .compiler import KeyedKernel, Query, compiles, kernel_for
 from .layout import arrow_schema, arrow_type
-from .native import time_ticks
+from .native import kind_ticks, time_ticks
 from .processor import PAYLOAD, PayloadRows, StreamProcessor
 
 EVENT_TIME = "__wisp_event_time"
 """The hidden timestamp column the watermark is on (a user's own watermark on the time
 column, with the same delay, stays upstream of it)."""
-DAY_MICROS = 86_400_000_000
 NO_KEY = "__wisp_all"
-STATE_STORE = "spark.sql.streaming.stateStore.providerClass"
-ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 
 def check_state_store(spark: SparkSession) -> None:
@@ -66,11 +66,7 @@ def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
         return [value.alias(c.label)]
     if c.encoding == "ticks" or isinstance(data_type, (T.TimestampType, T.TimestampNTZType,
                                                         T.DateType)):
-        ticks = (F.unix_micros(value) if isinstance(data_type, T.TimestampType) else
-                 F.unix_micros(value.cast("timestamp"))
-                 if isinstance(data_type, T.TimestampNTZType) else
-                 F.unix_date(value).cast("long") if isinstance(data_type, T.DateType)
-                 else value.cast("long"))
+        ticks = kind_ticks(value, time_kind(data_type) or "integer")
         if c.encoding == "ticks":
             return [ticks.alias(c.label)]
         return [F.coalesce(ticks, F.lit(0).cast("long")).alias(c.label),
@@ -103,7 +99,7 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     values = [crossing(schema[c], c == time, f"wisp_col{i}")
               for i, c in enumerate(c for c in columns if c not in keyed.keys)]
     wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
-    micros = time_ticks(events.time) * (DAY_MICROS if events.time.kind == "date" else 1)
+    micros = time_ticks(events.time) * (DAY if events.time.kind == "date" else 1)
     constant = [] if keys else [F.lit(0).alias(NO_KEY)]  # no key: one group
     df = keyed.df.select(*wire, *constant, F.timestamp_micros(micros).alias(EVENT_TIME)) \
         .withWatermark(EVENT_TIME, f"{plan.lateness} microseconds")

@@ -122,6 +122,9 @@ class Source:
 
 ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 """The session setting that caps the bytes of one Arrow batch sent to a Python worker."""
+STATE_STORE = "spark.sql.streaming.stateStore.providerClass"
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+"""Structured Streaming's state store for Python stateful operators (wisp's streams)."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WispUnsupportedError
+from ..errors import WispError, WispUnsupportedError
 from ..spec.windows import Hopping, Range, Rows, Session, Since, Tumbling
 from .frames import RangeFrame, RowsFrame
 from .nodes import Plan, ResolvedAggregation
@@ -151,7 +151,7 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                                "ever for the result to change)")
         try:
             inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
-        except Exception as error:
+        except WispError as error:
             raise _unsupported(f"{name} by policy", f" ({error})") from error
         return (inner, "the rows of the windows not yet final (at most size / hop "
                 "windows)", "a window once the watermark passes its end")

@@ -19,7 +19,7 @@ help:
 	@echo "make test         install, then run the test suite"
 	@echo "make install      create $(VENV) and install wisp with the dev and connect extras"
 	@echo "make java-check   check that Java 17+ is available"
-	@echo "make lint         static checks and type checks"
+	@echo "make lint         ruff over src, tests and benchmarks; mypy --strict over src/wisp and benchmarks"
 	@echo "make bench        run the benchmarks, a hot key under a memory cap, streams (bench-quick: a short run)"
 	@echo "make clean        remove $(VENV), caches and out/"
 
@@ -57,17 +57,21 @@ java-check:
 demo: install java-check
 	$(PY) -m wisp.demo
 
+# Plain `pytest` (not `python -m pytest`): pyproject's pytest settings alone put the
+# repository root and tests/ on the path, so the suite collects either way.
 test: install java-check
-	$(PY) -m pytest -q
+	$(VENV)/bin/pytest -q
 
 lint: install
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --strict benchmarks
 
 bench: install java-check
 	$(PY) -m benchmarks.run
 	$(PY) -m benchmarks.hotkey --output out/hotkey.md
 	$(PY) -m benchmarks.streaming --output out/streaming.md
+	$(PY) -m benchmarks.asof --output out/asof.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

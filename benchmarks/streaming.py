@@ -9,7 +9,10 @@ value `v` from `value`. Each case runs `batches` micro-batches into the `noop` s
 one after the other; the figures come from the query's progress reports (Spark's
 `triggerExecution` time per batch), leaving out the first two batches (start-up).
 `Tumbling("10s")` runs also as Spark's own streaming `groupBy(window(...))`, in the same
-session, with the same watermark: the ratio is wisp's time over Spark's. "State rows"
+session, with the same watermark: the ratio is wisp's time over Spark's. The case
+`operator_floor` is Spark's stateful operator for Python (`transformWithStateInPandas`,
+grouped by key, event time) with a processor that reads its rows and does nothing else:
+the least any query on that operator costs. "State rows"
 is the stateful operator's `numRowsTotal` after the last batch (one value per key for
 wisp) and "state MiB" its `memoryUsedBytes`; a soak is flat when these stop growing.
 """
@@ -23,13 +26,20 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.stateful_processor import (
+    ExpiredTimerInfo,
+    StatefulProcessor,
+    StatefulProcessorHandle,
+    TimerValues,
+)
 
 import wisp as ws
 
@@ -67,6 +77,31 @@ def rate(spark: SparkSession, rows: int, keys: int) -> DataFrame:
               .option("advanceMillisPerBatch", 1000).option("startTimestamp", 0).load())
     return source.select((F.col("value") % keys).alias("k"), F.col("timestamp").alias("ts"),
                          (F.col("value") % 1000).cast("double").alias("v"))
+
+
+class NothingProcessor(StatefulProcessor):
+    """Reads each key's rows; writes nothing, keeps nothing, sets no timer."""
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any],
+                        timerValues: TimerValues) -> Iterator[pd.DataFrame]:
+        for _frame in rows:
+            pass
+        return iter(())
+
+    def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
+                           expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
+        return iter(())
+
+    def close(self) -> None:
+        pass
+
+
+def operator_floor(df: DataFrame) -> DataFrame:
+    return (df.withWatermark("ts", "2 seconds").groupBy("k")
+            .transformWithStateInPandas(NothingProcessor(), "n long", "Append", "EventTime"))
 
 
 def native_tumbling(df: DataFrame) -> DataFrame:
@@ -131,6 +166,15 @@ def main() -> None:
             line = (f"| native groupBy(window) tumbling | {native.events_per_s:,.0f} | "
                     f"{native.batch_ms:,.0f} | 1.00 | {native.state_rows:,} | "
                     f"{native.state_mib:.1f} |")
+            lines.append(line)
+            print(line, flush=True)
+        if not args.only or "operator_floor" in args.only.split(","):
+            floor = measured(operator_floor(rate(spark, args.rows, args.keys)),
+                             args.batches, scratch / "floor")
+            ratio = f"{floor.batch_ms / native.batch_ms:.2f}" if native is not None else "-"
+            line = (f"| operator_floor (a processor doing nothing) | "
+                    f"{floor.events_per_s:,.0f} | {floor.batch_ms:,.0f} | {ratio} | "
+                    f"{floor.state_rows:,} | {floor.state_mib:.1f} |")
             lines.append(line)
             print(line, flush=True)
         for case in CASES:

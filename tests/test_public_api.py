@@ -17,10 +17,11 @@ def test_public_names_are_pinned() -> None:
         "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping", "Punctuation",
         "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time", "Trailing",
         "Tumbling", "WispError", "WispInputError", "WispMemoryError", "WispUnsupportedError",
+        "asof_join",
         "clock", "collect", "count", "cron", "daily", "events", "explain", "first",
         "from_edges", "hourly", "last", "max", "mean", "min", "monthly", "report", "session",
         "snap_to_hops", "stddev", "stream_report", "sum", "time_weighted_mean", "udaf",
-        "variance", "weekly",
+        "variance", "weekly", "wisp_error",
         "yearly"]
 
 

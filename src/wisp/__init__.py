@@ -10,7 +10,13 @@ import types as _types
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from .errors import WispError, WispInputError, WispMemoryError, WispUnsupportedError
+from .errors import (
+    WispError,
+    WispInputError,
+    WispMemoryError,
+    WispUnsupportedError,
+    wisp_error,
+)
 from .spec.aggregates import (
     collect,
     count,
@@ -49,6 +55,7 @@ from .spec.windows import (
 
 if _TYPE_CHECKING:
     from .events import Events, events, from_edges
+    from .joins import asof_join
     from .session import session
     from .snap import snap_to_hops
     from .windowed import explain, report, stream_report
@@ -74,6 +81,7 @@ __all__ = [
     "WispInputError",
     "WispMemoryError",
     "WispUnsupportedError",
+    "asof_join",
     "clock",
     "collect",
     "count",
@@ -99,6 +107,7 @@ __all__ = [
     "udaf",
     "variance",
     "weekly",
+    "wisp_error",
     "yearly",
 ]
 
@@ -109,6 +118,7 @@ _LAZY = {
     "Events": "events",
     "events": "events",
     "from_edges": "events",
+    "asof_join": "joins",
     "session": "session",
     "snap_to_hops": "snap",
     "explain": "windowed",
@@ -130,6 +140,10 @@ def _load(name: str) -> _Any:
         from .events import Events, events, from_edges
 
         return {"Events": Events, "events": events, "from_edges": from_edges}[name]
+    if module == "joins":
+        from .joins import asof_join
+
+        return asof_join
     if module == "session":
         from .session import session
 

@@ -9,18 +9,21 @@ imports none of them, so that each can import it without an import cycle.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
 from typing import Literal, TypeVar
 
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from .errors import WispInputError, WispUnsupportedError, bad_value, did_you_mean
+from .errors import WispInputError, bad_value, did_you_mean
 from .spec.time import MICROS_PER_UNIT, duration_to_ticks, is_time_duration
 
 TimeKind = Literal["timestamp", "timestamp_ntz", "date", "integer", "decimal", "float"]
 NullTimePolicy = Literal["error", "drop"]
+LatePolicy = Literal["count", "emit"]
 TIME_TYPES = "a timestamp, timestamp_ntz, date, integer, decimal or floating-point column"
 EDGE_END_COLUMN = "end"
 """The column wisp writes the end time to where it makes interval events of rows that have
@@ -84,7 +87,8 @@ class Events:
 
     def __init__(self, df: DataFrame, time: TimeColumn, end: str | None,
                  key: tuple[str, ...], order: str | None,
-                 on_null_time: NullTimePolicy, lateness: int | None = None) -> None:
+                 on_null_time: NullTimePolicy, lateness: int | None = None,
+                 on_late: LatePolicy = "count") -> None:
         self.df = df
         self.time = time
         self.end = end
@@ -93,6 +97,8 @@ class Events:
         self.on_null_time = on_null_time
         self.lateness = lateness
         """A stream's lateness in ticks of the time column (None: a batch table)."""
+        self.on_late = on_late
+        """A stream's late rows: counted ("count") or output ("emit")."""
 
     @property
     def streaming(self) -> bool:
@@ -112,6 +118,8 @@ class Events:
             parts.append(f"order={self.order!r}")
         if self.lateness is not None:
             parts.append(f"lateness={self.lateness} ticks")
+            if self.on_late != "count":
+                parts.append(f"on_late={self.on_late!r}")
         return f"Events({', '.join(parts)})"
 
 
@@ -120,12 +128,14 @@ E = TypeVar("E", bound=Events)
 
 def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = None,
                 key: str | Sequence[str] | None = None, order: str | None = None,
-                on_null_time: NullTimePolicy = "error", lateness: object = None) -> E:
+                on_null_time: NullTimePolicy = "error", lateness: object = None,
+                on_late: LatePolicy = "count") -> E:
     """Validate the roles of `wisp.events(df, time, ...)` against `df`'s schema and bind
     them: an instance of `make` (`Events` or a subclass). Every bad argument is a
     `WispError` naming its parameter."""
     if not isinstance(df, DataFrame):
         raise bad_value("df", "a PySpark DataFrame", type(df).__name__)
+    check_distinct_columns(df)
     time_field = column_field(df, "time", time)
     kind = time_kind(time_field.dataType)
     if kind is None:
@@ -164,30 +174,73 @@ def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = No
                             f"{order_field.dataType.simpleString()} column {order!r}")
     if on_null_time not in ("error", "drop"):
         raise bad_value("on_null_time", "'error' or 'drop'", on_null_time)
+    if on_late not in ("count", "emit"):
+        raise bad_value("on_late", "'count' or 'emit'", on_late)
+    if on_late != "count" and lateness_ticks is None:
+        raise bad_value("on_late", "'count' for a batch DataFrame (late rows are a "
+                        "stream's)", on_late)
     return make(df, TimeColumn(time, kind, time_field.dataType), end, keys, order,
-                on_null_time, lateness_ticks)
+                on_null_time, lateness_ticks, on_late)
+
+
+def check_distinct_columns(df: DataFrame) -> None:
+    """Refuse a DataFrame with two columns of one name (to Spark: case-insensitively
+    unless `spark.sql.caseSensitive` is on), which every query would fail to resolve
+    (AMBIGUOUS_REFERENCE) even where it does not read that column."""
+    names = [f.name for f in df.schema.fields]
+    counts = Counter(names)
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name.lower(), name)
+        if other == name and counts[name] > 1:
+            found = (f"the column {name!r} {counts[name]} times; rename or drop the "
+                     "copies (DataFrame.toDF or withColumnRenamed)")
+        elif other != name and not _case_sensitive(df):
+            found = (f"the columns {other!r} and {name!r}, one name to Spark "
+                     "(spark.sql.caseSensitive is off); rename one of them")
+        else:
+            continue
+        raise WispInputError(f"`df` must be a DataFrame whose column names are distinct, "
+                             f"found {found}")
+
+
+def _case_sensitive(df: DataFrame) -> bool:
+    return str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+
+
+def numeric_lateness(time_field: T.StructField, lateness: object) -> int:
+    """A float or decimal time column's lateness (a positive number of its units) in
+    whole ticks, rounded up."""
+    number = None
+    if not isinstance(lateness, bool) and isinstance(lateness, (int, float, Decimal)):
+        number = Decimal(str(lateness)) if isinstance(lateness, float) else Decimal(lateness)
+    if number is None or not number.is_finite() or number <= 0:
+        raise bad_value("lateness", "a positive number (units of the numeric time "
+                        "column)", lateness)
+    data_type = time_field.dataType
+    scale = data_type.scale if isinstance(data_type, T.DecimalType) else 0
+    return int((number.scaleb(scale)).to_integral_value(rounding=ROUND_CEILING))
 
 
 WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
 """The metadata Spark puts on a column `withWatermark` was applied to: its delay in ms."""
-STREAM_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
+STREAM_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer", "float", "decimal")
 
 
 def stream_lateness(df: DataFrame, time_field: T.StructField, kind: TimeKind,
                     lateness: object) -> int | None:
     """A streaming table's lateness in ticks of its time column (None for a batch
-    table): `lateness` (a positive duration, a number for integer time), or the delay of
-    a watermark already on the time column. Integer time is read as microseconds by
-    Spark's watermark (one tick, one microsecond)."""
+    table): `lateness` (a positive duration, a number for numeric time), or the delay of
+    a watermark already on the time column. Numeric time is read as microseconds by
+    Spark's watermark (one tick, one microsecond: a unit of integer and float time, a
+    unit of the last decimal place of decimal time); a lateness that is not a whole
+    number of ticks is rounded up to one."""
     if not df.isStreaming:
         if lateness is not None:
             raise bad_value("lateness", "None for a batch DataFrame (lateness is how late "
                             "a stream's rows may arrive)", lateness)
         return None
-    if kind not in STREAM_TIME_KINDS:
-        raise WispUnsupportedError(
-            f"a streaming table's `time` must be a timestamp, timestamp_ntz, date or "
-            f"integer column for now, found {kind} column {time_field.name!r}")
+    assert kind in STREAM_TIME_KINDS
     if lateness is None:
         delay = time_field.metadata.get(WATERMARK_DELAY_KEY)
         if isinstance(delay, int) and delay > 0 and kind == "timestamp":
@@ -200,6 +253,8 @@ def stream_lateness(df: DataFrame, time_field: T.StructField, kind: TimeKind,
             raise bad_value("lateness", "a positive integer (ticks of the integer time "
                             "column)", lateness)
         return lateness
+    if kind in ("float", "decimal"):
+        return numeric_lateness(time_field, lateness)
     try:
         ticks = duration_to_ticks(lateness, "lateness")
     except WispInputError:

@@ -1,8 +1,9 @@
 """Events: a DataFrame's columns bound to the roles time, end, key and order.
 
-Binding validates the schema at once (a missing column, a wrong type or an unknown option
-is a `WispError` naming the parameter). Data checks (null time, `end < time`) run inside
-the query; `Events.validate()` runs them eagerly.
+Binding validates the schema at once (a missing column, a wrong type, an unknown option
+or two columns of one name is a `WispError` naming the parameter). Data checks (null
+time, `end < time`) run inside the query, whose failure `wisp.wisp_error` turns back into
+the `WispError`; `Events.validate()` runs them eagerly.
 
 The roles' data and their validation live in `wisp.binding`, which every layer imports;
 this module, above `windowed`, `plot` and `engine/` (none of which imports it), adds the
@@ -23,6 +24,7 @@ from . import binding
 from .binding import (
     EDGE_END_COLUMN,
     TIME_TYPES,
+    LatePolicy,
     NullTimePolicy,
     TimeColumn,
     TimeKind,
@@ -38,8 +40,8 @@ from .spec.aggregates import Aggregation
 from .spec.windows import Window
 from .windowed import WindowedEvents, run
 
-__all__ = ["EDGE_END_COLUMN", "TIME_TYPES", "Events", "NullTimePolicy", "TimeColumn",
-           "TimeKind", "events", "from_edges", "time_kind"]
+__all__ = ["EDGE_END_COLUMN", "TIME_TYPES", "Events", "LatePolicy", "NullTimePolicy",
+           "TimeColumn", "TimeKind", "events", "from_edges", "time_kind"]
 
 
 class Events(binding.Events):
@@ -52,13 +54,14 @@ class Events(binding.Events):
                             "wisp.Range.past('10s')", window)
         return WindowedEvents(self, window)
 
-    def agg(self, *aggregations: Aggregation) -> DataFrame:
+    def agg(self, *aggregations: Aggregation, strategy: str | None = None) -> DataFrame:
         """Cumulative aggregation: one output per input event, over every event of its key
         up to and including it (ties in time in tie-break order).
 
         Output: `window_start` = the key's first time, `window_end` = `time` = the event's
-        time (both inclusive)."""
-        return run(self, None, aggregations)
+        time (both inclusive). `strategy` (default None: the planner chooses) forces
+        "native-running" or "arrow-frames", as `WindowedEvents.agg` does."""
+        return run(self, None, aggregations, strategy)
 
     def plot(self, window: Window | None = None, *aggregations: Aggregation, out: str,
              **options: Any) -> None:
@@ -73,7 +76,8 @@ class Events(binding.Events):
 
 def events(df: DataFrame, time: str, *, end: str | None = None,
            key: str | Sequence[str] | None = None, order: str | None = None,
-           on_null_time: NullTimePolicy = "error", lateness: Any = None) -> Events:
+           on_null_time: NullTimePolicy = "error", lateness: Any = None,
+           on_late: LatePolicy = "count") -> Events:
     """Bind `df`'s columns to event roles.
 
     `time`: a timestamp, timestamp_ntz, date, integer, decimal or float column.
@@ -86,11 +90,14 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
     `lateness` (streaming DataFrames only, and required there unless the time column
     carries a watermark): how late a row may arrive, a positive duration ('30s', a
     timedelta; whole days for date time; a number of ticks for integer time, which the
-    watermark reads as microseconds). Rows later than that are counted as late
-    (`wisp.stream_report`); see docs/streaming.md.
+    watermark reads as microseconds). Rows later than that are late.
+    `on_late` (streams only): "count" (default: Spark drops late rows before wisp's
+    operator and counts them, `wisp.stream_report`) or "emit" (late rows come out as
+    rows of the result with `late_reason` and `late_row` set; window rows have them
+    null); see docs/streaming.md.
     """
     return bind_events(Events, df, time, end=end, key=key, order=order,
-                       on_null_time=on_null_time, lateness=lateness)
+                       on_null_time=on_null_time, lateness=lateness, on_late=on_late)
 
 
 def from_edges(df: DataFrame, time: str, *, edge: str, id: str,

@@ -11,7 +11,14 @@ keys are the constructor's arguments (checked against its signature). A nested m
 with a `kind` is built the same way, so `{kind: Sliding, evict: {kind: Count, n: 4}}`
 and `{kind: Since, tick: {kind: daily, tz: Europe/Berlin}}` need no code of their own.
 A mapping `{col: name}` or `{expr: "SQL"}` is a Spark column (for boolean ticks and
-dynamic bounds). `kind: cumulative`, or no `window`, is the cumulative aggregation.
+dynamic bounds). An `{expr: ...}` must keep to the safe subset of `wisp.spec.safe_sql`
+(checked here, before Spark starts): a query file is data and runs no code.
+`kind: cumulative`, or no `window`, is the cumulative aggregation.
+
+A query file is read within bounds: at most `MAX_QUERY_BYTES`, at most
+`MAX_YAML_NODES` YAML nodes once every alias is counted at each use (a "billion laughs"
+file of a few hundred bytes is refused, not expanded), no recursive alias; and a value
+an error message quotes is cut to `MAX_QUOTED_CHARS`.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +40,7 @@ from .errors import WispInputError, bad_value, did_you_mean
 from .events import Events
 from .spec import aggregates, policies, windows
 from .spec.aggregates import Aggregation
+from .spec.safe_sql import canonical_sql
 
 FORMATS_IN = ("parquet", "csv", "json")
 FORMATS_OUT = ("parquet", "csv")
@@ -42,8 +50,27 @@ EXTENSIONS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "
 OWNED_OPTIONS = ("mode", "columnNameOfCorruptRecord", "inferSchema", "header")
 
 
+MAX_QUERY_BYTES = 1 << 20
+"""The largest query file read (1 MiB)."""
+MAX_YAML_NODES = 10_000
+"""The most YAML nodes a query file may hold, each alias counted at every use."""
+MAX_QUOTED_CHARS = 200
+"""The longest value an error message quotes (cut with "...")."""
+MAX_MESSAGE_CHARS = 2_000
+"""The longest message of a QueryError (cut with "...")."""
+
+
 class QueryError(WispInputError):
-    """A query file that cannot be read or does not follow the schema."""
+    """A query file that cannot be read or does not follow the schema. Its message is
+    cut to `MAX_MESSAGE_CHARS`."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(clip(message, MAX_MESSAGE_CHARS))
+
+
+def clip(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with "..." when longer."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class _Missing:
@@ -54,9 +81,62 @@ class _Missing:
 NOTHING = _Missing()
 
 
+class _Plain:
+    """A text that an error message shows without quotes."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class Quoted:
+    """A value as an error message quotes it: its repr, cut to `MAX_QUOTED_CHARS`
+    without ever building the whole repr of a large or deeply nested value."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        text = ""
+        for piece in _repr_pieces(self.value, depth=0):
+            text += piece
+            if len(text) > MAX_QUOTED_CHARS:
+                return text[:MAX_QUOTED_CHARS - 3] + "..."
+        return text
+
+
+def _repr_pieces(value: object, depth: int) -> Iterator[str]:
+    """The repr of `value` in pieces, lazily: containers piece by piece (a nesting
+    deeper than 20 is shown as `...`), anything else as its own repr."""
+    if isinstance(value, (dict, list, tuple)) and depth > 20:
+        yield "..."
+        return
+    if isinstance(value, dict):
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield ", " if i else ""
+            yield from _repr_pieces(key, depth + 1)
+            yield ": "
+            yield from _repr_pieces(item, depth + 1)
+        yield "}"
+    elif isinstance(value, (list, tuple)):
+        yield "[" if isinstance(value, list) else "("
+        for i, item in enumerate(value):
+            yield ", " if i else ""
+            yield from _repr_pieces(item, depth + 1)
+        yield "]" if isinstance(value, list) else ("," if len(value) == 1 else "") + ")"
+    elif isinstance(value, str) and len(value) > MAX_QUOTED_CHARS:
+        yield repr(value[:MAX_QUOTED_CHARS + 1])
+    else:
+        yield repr(value)
+
+
 def qerr(param: str, expected: str, found: object, *, hint: str = "") -> QueryError:
-    """`errors.bad_value` as a QueryError."""
-    return QueryError(bad_value(param, expected, found, hint=hint).args[0])
+    """`errors.bad_value` as a QueryError, quoting `found` within `MAX_QUOTED_CHARS`."""
+    shown = found if found is NOTHING else Quoted(found)
+    return QueryError(bad_value(param, expected, shown, hint=hint).args[0])
 
 
 # --------------------------------------------------------------------------- schema
@@ -172,15 +252,23 @@ def build_spec(raw: object, where: str, columns: bool) -> Any:
 
 
 def column(raw: dict[str, Any], where: str, columns: bool) -> Any:
-    """A Spark column, or (before Spark runs) a placeholder naming it."""
+    """A Spark column, or (before Spark runs) a placeholder naming it. An `{expr: ...}`
+    is checked against the safe subset either way (`wisp.spec.safe_sql`), so that a
+    query file that would run code fails when it is loaded."""
     (key, text), = raw.items()
     if not isinstance(text, str) or not text:
         raise qerr(f"{where}.{key}", "a non-empty string", text)
+    sql = text
+    if key == "expr":
+        try:
+            sql = canonical_sql(text, f"{where}.{key}")
+        except WispInputError as error:
+            raise QueryError(str(error)) from None
     if not columns:
         return f"<{key} {text}>"
     from .engine.expressions import text_column
 
-    return text_column(key, text)
+    return text_column(key, sql, f"{where}.{key}")
 
 
 def build_kind(raw: Mapping[str, Any], where: str, columns: bool) -> Any:
@@ -363,18 +451,84 @@ def parse_query(data: object) -> Query:
 
 
 def load_query(path: str | Path) -> Query:
-    """Read, parse (yaml.safe_load) and validate a query file."""
+    """Read (at most `MAX_QUERY_BYTES`), parse (YAML's safe loader, at most
+    `MAX_YAML_NODES` nodes) and validate a query file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as file:
+            raw = file.read(MAX_QUERY_BYTES + 1)
     except OSError as error:
         raise qerr("QUERY", "a readable YAML file", str(path),
                    hint=error.strerror or "") from None
+    if len(raw) > MAX_QUERY_BYTES:
+        raise qerr("QUERY", f"a file of at most {MAX_QUERY_BYTES:,} bytes (1 MiB)",
+                   _Plain(f"more in {path}"))
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise qerr("QUERY", "UTF-8 text", _Plain(f"a byte that is not UTF-8 at offset "
+                                                   f"{error.start} of {path}")) from None
+    return parse_query(load_yaml(text, str(path)))
+
+
+def load_yaml(text: str, path: str) -> object:
+    """The YAML document of `text`, read with PyYAML's safe loader after checking that
+    its node graph holds no recursive alias and at most `MAX_YAML_NODES` nodes with
+    every alias counted at each use: the size of what building it would make."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        expanded_nodes(node, path)
+        return loader.construct_document(node)
     except yaml.YAMLError as error:
         raise QueryError(f"`QUERY` must be valid YAML, found an error in {path}: "
                          f"{error}") from None
-    return parse_query(data)
+    except RecursionError:
+        raise qerr("QUERY", "YAML that nests less deeply",
+                   _Plain(f"too deep a nesting to read in {path}")) from None
+    finally:
+        loader.dispose()
+
+
+def expanded_nodes(root: yaml.Node, path: str = "the query") -> int:
+    """The number of nodes of `root` with every alias expanded (a shared node counted at
+    each use), without expanding anything: each node's count is its children's sum, once
+    per node. Refuses more than `MAX_YAML_NODES` and an alias inside its own anchor."""
+    counts: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the nodes on the path from the root (for cycles)
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if done:
+            open_nodes.discard(id(node))
+            counts[id(node)] = total = 1 + sum(counts[id(child)] for child in children)
+            if total > MAX_YAML_NODES:
+                raise qerr("QUERY", f"YAML of at most {MAX_YAML_NODES:,} nodes, each alias "
+                           "counted at every use", _Plain(
+                               f"more by line {node.start_mark.line + 1} of {path}"))
+            continue
+        if id(node) in counts:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise qerr("QUERY", "YAML without a recursive alias", _Plain(
+                    f"an alias inside its own anchor at line {child.start_mark.line + 1} "
+                    f"of {path}"))
+            if id(child) not in counts:
+                stack.append((child, False))
+    return counts[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def input_format(query: Query, path: str) -> str:

@@ -29,8 +29,9 @@ _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 <
 def session(master: str | None = None, app_name: str = "wisp", *,
             progress: bool = False, log_level: str | None = None) -> SparkSession:
     """The active SparkSession, or a new one: `local[*]` unless `master` is given
-    (`sc://host:port` connects over Spark Connect), with the UI off, the session time
-    zone UTC and executors on this interpreter. `progress` turns on Spark's console
+    (`sc://host:port` connects over Spark Connect) or the program runs under
+    spark-submit (whose `--master` and executors' Python then stand), with the UI off,
+    the session time zone UTC and executors on this interpreter. `progress` turns on Spark's console
     progress bar; `log_level` (e.g. "WARN", "OFF") sets Spark's own log level.
 
     A session started here (or found by `master`) also sets `ARROW_BATCH_BYTES` to
@@ -44,14 +45,19 @@ def session(master: str | None = None, app_name: str = "wisp", *,
     if active is not None and master is None:
         active.conf.set(STATE_STORE, ROCKSDB)
         return active
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
+    if not submitted:  # spark-submit's settings (master, executors' Python) stand
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if master is not None and master.startswith("sc://"):
         return (SparkSession.builder.remote(master).appName(app_name)
                 .config("spark.sql.session.timeZone", "UTC")
                 .config(ARROW_BATCH_BYTES, str(UNCAPPED_ARROW_BATCH_BYTES))
                 .config(STATE_STORE, ROCKSDB).getOrCreate())
-    builder = (SparkSession.builder.master(master or "local[*]").appName(app_name)
+    builder = SparkSession.builder
+    if master is not None or not submitted:
+        builder = builder.master(master or "local[*]")
+    builder = (builder.appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "true" if progress else "false")
                .config("spark.sql.session.timeZone", "UTC")

@@ -12,10 +12,10 @@ from pyspark.sql import DataFrame, Observation
 
 from .binding import Events
 from .engine.build import build
-from .engine.columns import STREAM_COUNTERS
+from .engine.columns import LATE_COUNTER, STREAM_COUNTERS
 from .engine.compiler import Query
 from .engine.describe import describe_query, event_tables
-from .errors import bad_value
+from .errors import WispInputError, bad_value
 from .plan.explain import describe
 from .plan.nodes import Plan
 from .plan.planner import plan as make_plan
@@ -34,10 +34,16 @@ class WindowedEvents:
     def __repr__(self) -> str:
         return f"{self.events!r}.window({self.spec!r})"
 
-    def agg(self, *aggregations: Aggregation) -> DataFrame:
+    def agg(self, *aggregations: Aggregation, strategy: str | None = None) -> DataFrame:
         """One output row per window (as the window kind defines): key columns,
-        `window_start`, `window_end`, `time`, then one column per aggregation."""
-        return run(self.events, self.spec, aggregations)
+        `window_start`, `window_end`, `time`, then one column per aggregation.
+
+        `strategy` (default None: the planner chooses) forces one of the physical
+        strategies the window kind runs on, by the name `explain` prints (e.g.
+        "arrow-frames" for `Rows`, "arrow-intervals" for `Tumbling`); the results are
+        the same rows. A strategy the query cannot run on is a `WispInputError` naming
+        `strategy` and the ones it can (docs/strategies.md)."""
+        return run(self.events, self.spec, aggregations, strategy)
 
 
 @dataclass
@@ -53,16 +59,36 @@ class Run:
     def rejected(self) -> dict[str, int]:
         """Rows rejected, by reason: no job (none can be under "error")."""
         if self.events.on_null_time == "drop":
-            return {"rejected_null_time": int(self.observation.get["rejected_null_time"])}
+            return {"rejected_null_time": int(self.observed()["rejected_null_time"])}
         return {"rejected_null_time": 0}
 
     def rows_in(self) -> int:
         """Input rows: observed under "drop"; counted by one job, once, under "error"."""
         if self.events.on_null_time == "drop":
-            return int(self.observation.get["rows_in"])
+            return int(self.observed()["rows_in"])
         if self.input_rows is None:
             self.input_rows = self.events.df.count()
         return self.input_rows
+
+
+    def observed(self) -> dict[str, Any]:
+        """The counters the query's scan observed, once an action has run on the result.
+        Before that, classic Spark's observation would wait for ever for an action and
+        Spark Connect's holds no counter yet: a `WispInputError` says to run one."""
+        future = getattr(getattr(self.observation, "_jo", None), "future", None)
+        if future is not None and not future().isCompleted():  # classic: not yet run
+            raise _no_action_yet()
+        counters = self.observation.get
+        if "rows_in" not in counters:  # Spark Connect: not yet run
+            raise _no_action_yet()
+        return counters
+
+
+def _no_action_yet() -> WispInputError:
+    return WispInputError(
+        "`result` must have been computed by an action (collect, count, show, write, ...) "
+        "before its report under on_null_time='drop' (the query counts its rows as it "
+        "reads them), found a result no action has finished on yet; run an action first")
 
 
 _RUNS: weakref.WeakKeyDictionary[DataFrame, Run] = weakref.WeakKeyDictionary()
@@ -110,10 +136,11 @@ def report(result: DataFrame) -> dict[str, Any]:
 
     With `on_null_time="drop"` the query counts its rows as it reads them (a Spark
     observation: no extra job), and the report is available once an action has run on
-    `result`. With "error" (the default) no row can be dropped: `rejected_null_time` is 0
-    and `rows_in` is the input's row count, counted by one Spark job the first time it is
-    asked for (the query itself carries no counter). For an input that changes between
-    reads (a table appended to), that count is of the input as it is when asked."""
+    `result` (before, a `WispInputError` says to run one). With "error" (the default)
+    no row can be dropped: `rejected_null_time` is 0 and `rows_in` is the input's row
+    count, counted by one Spark job the first time it is asked for (the query itself
+    carries no counter). For an input that changes between reads (a table appended
+    to), that count is of the input as it is when asked."""
     run = _run_of(result)
     return {"rows_in": run.rows_in(), **run.rejected()}
 
@@ -127,15 +154,19 @@ def stream_report(query: Any) -> dict[str, Any]:
     """Row accounting of a running or finished streaming query (a `StreamingQuery` of a
     wisp result), read from its progress reports: `rows_in` (rows read, over the
     batches Spark still reports), `late` (rows Spark dropped at or below the watermark
-    before wisp's operator: its `numRowsDroppedByWatermark`), `rejected_null_time`
-    (rows dropped for a null time under on_null_time="drop"), `watermark` (the newest
-    watermark, as Spark reports it, or None), `batches` (micro-batches reported) and
-    `state_keys` (keys holding state now). Spark keeps the last
+    before wisp's operator, its `numRowsDroppedByWatermark`, plus, under
+    `on_late="emit"`, the late rows the result emitted), `late_emitted` (the latter
+    alone), `rejected_null_time` (rows dropped for a null time under
+    on_null_time="drop"), `watermark` (the newest watermark, as Spark reports it, or
+    None), `batches` (micro-batches reported) and `state_keys` (keys holding state
+    now). Spark keeps the last
     `spark.sql.streaming.numRecentProgressUpdates` reports (100 by default)."""
     progress = list(getattr(query, "recentProgress", None) or [])
     rows_in = sum(int(_field(p, "numInputRows") or 0) for p in progress)
-    late = sum(int(_field(op, "numRowsDroppedByWatermark") or 0)
-               for p in progress for op in (_field(p, "stateOperators") or []))
+    dropped = sum(int(_field(op, "numRowsDroppedByWatermark") or 0)
+                  for p in progress for op in (_field(p, "stateOperators") or []))
+    emitted = sum(_counter(_field(p, "observedMetrics"), "late", LATE_COUNTER)
+                  for p in progress)
     rejected = sum(_counter(_field(p, "observedMetrics"), "rejected_null_time")
                    for p in progress)
     last = progress[-1] if progress else {}
@@ -143,13 +174,15 @@ def stream_report(query: Any) -> dict[str, Any]:
                       if (w := (_field(p, "eventTime") or {}).get("watermark"))), None)
     state_keys = sum(int(_field(op, "numRowsTotal") or 0)
                      for op in (_field(last, "stateOperators") or []))
-    return {"rows_in": rows_in, "late": late, "rejected_null_time": rejected,
-            "watermark": watermark, "batches": len(progress), "state_keys": state_keys}
+    return {"rows_in": rows_in, "late": dropped + emitted, "rejected_null_time": rejected,
+            "watermark": watermark, "batches": len(progress), "state_keys": state_keys,
+            "late_emitted": emitted}
 
 
-def _counter(metrics: Any, name: str) -> int:
-    """A counter of wisp's observed stream rows in one progress report (0 if absent)."""
-    found = (metrics or {}).get(STREAM_COUNTERS)
+def _counter(metrics: Any, name: str, observation: str = STREAM_COUNTERS) -> int:
+    """A counter of one of wisp's named observations in one progress report (0 if
+    absent)."""
+    found = (metrics or {}).get(observation)
     if found is None:
         return 0
     values = found.asDict() if hasattr(found, "asDict") else dict(found)

@@ -290,8 +290,10 @@ def test_what_cannot_run_is_a_failure_with_one(parquet_input: str, tmp_path: Pat
     result = invoke("run", query(tmp_path, body), "--input", parquet_input, "--output",
                     str(tmp_path / "o"))
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: not supported yet: time_weighted_mean needs "
-                                    "interval-event windows")
+    assert result.stderr == (
+        "error: not supported yet: `window` must be one of Hopping, Tumbling, Snapshot, "
+        "CountByStartTime for time_weighted_mean (it weighs each value by its lifetime "
+        "within the window), found Range\n")
 
 
 def test_an_unexpected_failure_exits_with_one(parquet_input: str, tmp_path: Path,

@@ -1,4 +1,4 @@
-"""A seed example over Spark Connect (`SparkSession.builder.remote("local[2]")`).
+"""A specification example over Spark Connect (`SparkSession.builder.remote("local[2]")`).
 
 It runs in a subprocess: the test run's own session is a classic one, and a process
 holds one kind of session at a time."""
@@ -57,7 +57,26 @@ SCRIPT = textwrap.dedent("""
     query.awaitTermination()
     streamed = spark.read.parquet(os.path.join(base, "out")).select(
         (F.unix_micros("time") / 1000000).alias("s"), "count", "sum_v")
+    # a report before any action under on_null_time="drop", then after one; a null
+    # time under "error" (a data error) read back with ws.wisp_error
+    nulls = spark.createDataFrame([(1, 1.0), (None, 2.0)], "t long, v double")
+    dropped = ws.events(nulls, time="t", on_null_time="drop").agg(ws.count())
+    try:
+        ws.report(dropped)
+        early = None
+    except ws.WispError as error:
+        early = [type(error).__name__, str(error)]
+    dropped.collect()
+    try:
+        ws.events(nulls, time="t").agg(ws.count()).collect()
+        failed = None
+    except Exception as error:
+        found = ws.wisp_error(error)
+        failed = None if found is None else [type(found).__name__, str(found)]
     print("RESULT " + json.dumps({
+        "early_report": early,
+        "late_report": ws.report(dropped),
+        "null_time": failed,
         "rows": [list(r) for r in rows.orderBy("s").collect()],
         "running": [list(r) for r in running.orderBy("s").collect()],
         "hopping": [list(r) for r in hopping.orderBy("window_start").collect()],
@@ -69,7 +88,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_seed_window_over_spark_connect() -> None:
+def test_a_specification_window_over_spark_connect() -> None:
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           timeout=240, env=env, check=False)
@@ -92,3 +111,13 @@ def test_seed_window_over_spark_connect() -> None:
     assert result["stream"] == [[1.0, 1, 10.0], [2.0, 2, 30.0], [3.0, 3, 60.0],
                                 [7.0, 1, 70.0]]
     assert result["stream_report"] == {"rows_in": 6, "late": 1}
+    assert result["early_report"] == [
+        "WispInputError", "`result` must have been computed by an action (collect, count, "
+        "show, write, ...) before its report under on_null_time='drop' (the query counts "
+        "its rows as it reads them), found a result no action has finished on yet; run an "
+        "action first"]
+    assert result["late_report"] == {"rows_in": 2, "rejected_null_time": 1}
+    assert result["null_time"] == [
+        "WispInputError", "`time` column 't' must not be null, found a null time; pass "
+        "on_null_time='drop' to drop such rows on purpose (they are counted by "
+        "wisp.report)"]

@@ -196,12 +196,21 @@ def test_clock_instants_must_fit_the_time_column(source: ws.Events) -> None:
 def test_interval_sources_and_strategies(spark: SparkSession, source: ws.Events) -> None:
     df = spark.createDataFrame([(1, 2)], "t long, e long")
     interval = ws.events(df, time="t", end="e")
-    with fails("Dynamic windows over interval events are not executed yet",
-               error=WispUnsupportedError):
+    with pytest.raises(WispUnsupportedError) as caught:
         interval.window(ws.Dynamic(ws.clock(1))).agg(ws.count())
+    assert str(caught.value) == (
+        "`window` must be Hopping, Tumbling by duration, Snapshot, CountByStartTime or "
+        "Session for interval events (bound with `end`: column 'e'), found Dynamic, which "
+        "reads point events; bind the events without `end` to window their start times")
+    anchors = ws.events(df, time="t", end="e")
+    with pytest.raises(WispUnsupportedError) as caught:
+        source.window(ws.Dynamic(anchors)).agg(ws.count())
+    assert str(caught.value) == (
+        "`anchors` must be point events (wisp.events without `end`), with the window "
+        "bounds as columns, found interval events (`end` column 'e')")
     with fails("`strategy` must be 'arrow-dynamic' for Dynamic windows or None"):
         run(source, ws.Dynamic(ws.clock("1s")), [ws.count()], strategy="arrow-frames")
-    with fails("time_weighted_mean", error=WispUnsupportedError):
+    with fails("time_weighted_mean", "found Dynamic", error=WispUnsupportedError):
         source.window(ws.Dynamic(ws.clock("1s"))).agg(ws.time_weighted_mean("v"))
     assert issubclass(WispInputError, WispError)
 

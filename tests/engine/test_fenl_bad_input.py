@@ -162,8 +162,12 @@ def test_native_periods_need_fixed_utc_ticks_and_order_free_aggregates(
 
 def test_interval_events_are_refused(df: DataFrame) -> None:
     intervals = ws.events(df.withColumn("e", F.col("ts")), time="ts", end="e")
-    with pytest.raises(WispUnsupportedError, match="Since windows take point events"):
+    with pytest.raises(WispUnsupportedError) as caught:
         intervals.window(ws.Since(ws.daily())).agg(ws.count())
+    assert str(caught.value) == (
+        "`window` must be Hopping, Tumbling by duration, Snapshot, CountByStartTime or "
+        "Session for interval events (bound with `end`: column 'e'), found Since, which "
+        "reads point events; bind the events without `end` to window their start times")
     assert issubclass(WispUnsupportedError, WispError)
 
 

@@ -112,7 +112,9 @@ def test_unknown_strategy_and_interval_events(ev: ws.Events, df: DataFrame) -> N
     with fails("`strategy` must be 'arrow-spl' or None", "found 'native'"):
         run(ev, ws.Sliding(ws.Count(2)), [ws.count()], strategy="native")
     intervals = ws.events(df, time="ts", end="ts")
-    with fails("Sliding windows take point events", error=WispUnsupportedError):
+    with fails("`window` must be Hopping, Tumbling by duration, Snapshot, CountByStartTime "
+               "or Session for interval events (bound with `end`: column 'ts'), found "
+               "Sliding, which reads point events", error=WispUnsupportedError):
         intervals.window(ws.Sliding(ws.Count(2))).agg(ws.count())
 
 

@@ -720,7 +720,7 @@ def test_snapped_lifetimes_beyond_the_tick_range_fail_the_query(
     snapped = snap_to_hops(ws.events(df, time="t", end="e"), 11, 4)
     with pytest.raises(Exception) as caught:
         snapped.df.collect()
-    assert "a window bound of the time column 't' leaves the 64-bit tick range" in str(
+    assert "`time` column 't' must keep every window bound within the 64-bit tick range" in str(
         caught.value)
 
 
@@ -730,7 +730,7 @@ def assert_beyond_tick_range(ev: ws.Events, window: Window, strategy: str) -> No
     result = run(ev, window, [ws.count(), ws.sum("v")], strategy=strategy)
     with pytest.raises(Exception) as caught:
         result.collect()
-    assert "a window bound of the time column 't' leaves the 64-bit tick range" in str(
+    assert "`time` column 't' must keep every window bound within the 64-bit tick range" in str(
         caught.value)
 
 
@@ -757,7 +757,7 @@ def test_decimal_time_with_eighteen_decimal_places(spark: SparkSession) -> None:
                                  "t decimal(38,18), e decimal(38,18)")
     with pytest.raises(Exception) as caught:
         ws.events(near, time="t", end="e").window(ws.Tumbling(1)).agg(ws.count()).collect()
-    assert "a window bound of the time column 't' leaves the 64-bit tick range" in str(
+    assert "`time` column 't' must keep every window bound within the 64-bit tick range" in str(
         caught.value)
 
 

@@ -50,7 +50,7 @@ def test_trailing_predicate_frames(flags: list[bool], n: int) -> None:
         assert complete[i] == (sum(flags[:i]) >= n - 1)
 
 
-def test_seed_sliding_two_on_always_true_ticks() -> None:
+def test_the_specification_sliding_two_on_always_true_ticks() -> None:
     lo, hi, complete = kf.trailing_predicate(np.ones(4, dtype=bool), 2)
     assert lo.tolist() == [0, 0, 1, 2]
     assert hi.tolist() == [1, 2, 3, 4]

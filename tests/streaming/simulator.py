@@ -4,7 +4,9 @@ time seen in the batches before it (in ms) minus the lateness (in ms), never fal
 the batch first drops the rows at or below the watermark of the batch before it (late,
 counted); each key with rows runs its data handler with the batch's watermark, then
 each key whose timer is at or below it runs its timer handler. Each key's state goes
-through its stored form (bytes) between batches, as on a restart after every batch."""
+through its stored form (bytes) between batches, as on a restart after every batch.
+With `emit_late` (on_late="emit") Spark's late filter is off: every row reaches the
+data handler, which splits off the rows below the key's fed horizon as late rows."""
 
 from __future__ import annotations
 
@@ -23,13 +25,15 @@ class Simulation:
 
     emitted: list[pa.RecordBatch] = field(default_factory=list)
     late: int = 0
+    late_rows: list[tuple[pa.Table, int]] = field(default_factory=list)
+    """Each key's late rows of a batch with the filter watermark of that batch (ms)."""
     accepted: list[pa.Table] = field(default_factory=list)
     watermarks: list[int] = field(default_factory=list)
     pending: int = 0
 
 
 def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
-             lateness_micros: int) -> Simulation:
+             lateness_micros: int, emit_late: bool = False) -> Simulation:
     """Run `batches` (tables in the kernel's input schema, one key column `key`)."""
     states: dict[Any, tuple[Any, ...]] = {}
     timers: dict[Any, int] = {}
@@ -40,17 +44,22 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
     delay_ms = lateness_micros // 1000
     for batch in batches:
         ticks = stream.ticks(batch)
-        on_time = ticks > previous * 1000 if previous > 0 else ticks == ticks
-        result.late += int((~on_time).sum())
-        batch = batch.filter(pa.array(on_time))
-        result.accepted.append(batch)
-        if batch.num_rows:
-            batch_max = int(stream.ticks(batch).max()) // 1000
+        if batch.num_rows:  # the watermark follows every row read, late or not
+            batch_max = int(ticks.max()) // 1000
             newest_ms = batch_max if newest_ms is None else max(newest_ms, batch_max)
+        if not emit_late:
+            on_time = ticks > previous * 1000 if previous > 0 else ticks == ticks
+            result.late += int((~on_time).sum())
+            batch = batch.filter(pa.array(on_time))
         for value in dict.fromkeys(batch.column(key).to_pylist()):
             rows = batch.filter(pa.compute.equal(batch.column(key), value)) \
                 if value is not None else batch.filter(pa.compute.is_null(batch.column(key)))
             state = _load(states.get(value), stream)
+            rows, late = stream.split_late(state, rows)
+            assert emit_late or late.num_rows == 0
+            result.late += late.num_rows
+            result.late_rows.append((late, previous))
+            result.accepted.append(rows)
             out, state, timer = stream.on_rows(state, rows, current)
             _keep(states, timers, value, state, timer, stream)
             result.emitted += out

@@ -28,3 +28,21 @@ def test_the_streaming_page_example(spark: SparkSession) -> None:
             for k, _, _, t, c, s in table] == [
         ("a", "00:00:10", "1", "1.0"), ("a", "00:00:16", "2", "5.0"),
         ("a", "00:00:20", "3", "8.0"), ("b", "00:00:11", "1", "2.0")]
+
+
+def test_the_streaming_page_late_rows_example(spark: SparkSession) -> None:
+    """The page's second block continues its first: the late row comes out."""
+    blocks = [b.split("```")[0] for b in PAGE.read_text().split("```python\n")[1:3]]
+    namespace = {"__name__": "docs_example"}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for code in blocks:
+            exec(compile(code, str(PAGE), "exec"), namespace)
+    late = namespace["late"].collect()  # type: ignore[attr-defined]
+    assert [(r["k"], r["ts"].strftime("%H:%M:%S"), r["v"]) for r in late] == [
+        ("a", "00:00:12", 5.0)]
+    assert late[0]["late_reason"] == ("at or below the watermark 1970-01-01 00:00:15, up "
+                                      "to which the key's rows were already in windows")
+    windows = namespace["windows"].collect()  # type: ignore[attr-defined]
+    assert sorted((r["k"], r["time"].second) for r in windows) == [
+        ("a", 10), ("a", 16), ("a", 20), ("b", 11)]

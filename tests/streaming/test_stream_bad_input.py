@@ -26,7 +26,8 @@ def stream(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Dat
     return (spark.readStream.schema("k string, t long, v double, f double, p boolean")
             .json(str(directory))
             .withColumn("ts", F.timestamp_seconds("t"))
-            .withColumn("d", F.to_date("ts")))
+            .withColumn("d", F.to_date("ts"))
+            .withColumn("dec", F.col("f").cast("decimal(12, 3)")))
 
 
 def test_a_stream_needs_a_lateness(stream: DataFrame) -> None:
@@ -58,6 +59,10 @@ def test_a_batch_table_takes_no_lateness(spark: SparkSession) -> None:
     ("d", "12h", "whole days for date time, found '12h'"),
     ("t", "5s", "a positive integer (ticks of the integer time column), found '5s'"),
     ("t", 0, "a positive integer (ticks of the integer time column), found 0"),
+    ("f", "5s", "a positive number (units of the numeric time column), found '5s'"),
+    ("f", -1.5, "a positive number (units of the numeric time column), found -1.5"),
+    ("f", float("inf"), "a positive number (units of the numeric time column), found inf"),
+    ("dec", True, "a positive number (units of the numeric time column), found True"),
 ])
 def test_bad_lateness_names_the_parameter(stream: DataFrame, time: str, lateness: Any,
                                           expected: str) -> None:
@@ -66,11 +71,27 @@ def test_bad_lateness_names_the_parameter(stream: DataFrame, time: str, lateness
     assert str(caught.value) == f"`lateness` must be {expected}"
 
 
-def test_float_time_does_not_run_on_a_stream_yet(stream: DataFrame) -> None:
-    with pytest.raises(ws.WispUnsupportedError, match=(
-            "a streaming table's `time` must be a timestamp, timestamp_ntz, date or "
-            "integer column for now, found float column 'f'")):
-        ws.events(stream, time="f", key="k", lateness=1.0)
+def test_numeric_lateness_is_in_whole_ticks_rounded_up(stream: DataFrame) -> None:
+    """Float time: one tick is one unit; decimal(12, 3) time: one tick is 0.001."""
+    assert ws.events(stream, time="f", lateness=2.5).lateness == 3
+    assert ws.events(stream, time="f", lateness=4).lateness == 4
+    assert ws.events(stream, time="dec", lateness=1.5).lateness == 1500
+    assert ws.events(stream, time="dec", lateness=0.0001).lateness == 1
+
+
+@pytest.mark.parametrize(("df", "on_late", "expected"), [
+    ("stream", "keep", "'count' or 'emit', found 'keep'"),
+    ("batch", "emit", "'count' for a batch DataFrame (late rows are a stream's), "
+     "found 'emit'"),
+])
+def test_bad_on_late_names_the_parameter(stream: DataFrame, spark: SparkSession, df: str,
+                                         on_late: Any, expected: str) -> None:
+    table = stream if df == "stream" else spark.createDataFrame([(1, 1.0)],
+                                                                "t long, v double")
+    lateness = 5 if df == "stream" else None
+    with pytest.raises(ws.WispInputError) as caught:
+        ws.events(table, time="t", lateness=lateness, on_late=on_late)
+    assert str(caught.value) == f"`on_late` must be {expected}"
 
 
 def test_lateness_takes_timedeltas_and_days(stream: DataFrame) -> None:
@@ -80,14 +101,13 @@ def test_lateness_takes_timedeltas_and_days(stream: DataFrame) -> None:
 
 
 @pytest.mark.parametrize(("window", "name"), [
-    (ws.Sliding(ws.Count(3)), "Sliding windows"),
-    (ws.Tumbling(ws.Count(3)), "Tumbling by policy windows"),
-    (ws.Trailing(2, ws.hourly()), "Trailing windows"),
-    (ws.Since(ws.daily()), "Since over calendar ticks windows"),
-    (ws.Snapshot(), "Snapshot windows"),
-    (ws.CountByStartTime(2), "CountByStartTime windows"),
-    (ws.Dynamic(ws.clock("1s")), "Dynamic windows"),
-    (ws.Hopping("4s", "2s", output="changes"), "Hopping(output='changes') windows"),
+    (ws.Sliding(ws.Count(3)), "Sliding"),
+    (ws.Tumbling(ws.Count(3)), "Tumbling by policy"),
+    (ws.Trailing(2, ws.hourly()), "Trailing"),
+    (ws.Since(ws.daily()), "Since over calendar ticks"),
+    (ws.Dynamic(ws.clock("1s")), "Dynamic"),
+    (ws.Hopping("4s", "2s", output="changes"), "Hopping(output='changes') (its rows can "
+     "wait for ever for the result to change)"),
 ])
 def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
         stream: DataFrame, window: ws.Window, name: str) -> None:
@@ -95,19 +115,28 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
     with pytest.raises(ws.WispUnsupportedError) as caught:
         ev.window(window).agg(ws.count())
     text = str(caught.value)
-    assert text.startswith(f"{name} do not run on a stream yet"), text
-    assert text.endswith("the kinds that do: cumulative (ev.agg), Since(predicate), Rows, "
-                         "Range, Tumbling and Hopping by duration (output='windows', point "
-                         "events), Session")
+    assert text.startswith(
+        "`window` must be one of cumulative (ev.agg), Since(predicate), Rows, Range, "
+        "Tumbling and Hopping by duration (output='windows'), Snapshot, CountByStartTime, "
+        f"Session on a stream (the other kinds do not run on a stream yet), found {name}"
+    ), text
 
 
-def test_windows_over_interval_events_are_refused(stream: DataFrame) -> None:
+@pytest.mark.parametrize(("window", "refusal"), [
+    (ws.Sliding(ws.Count(2)), "`window` must be one of cumulative (ev.agg), "
+     "Since(predicate), Rows, Range, Tumbling and Hopping by duration (output='windows'), "
+     "Snapshot, CountByStartTime, Session on a stream (the other kinds do not run on a "
+     "stream yet), found Sliding"),
+    (ws.Rows(-1, 0), "`window` must be Hopping, Tumbling by duration, Snapshot, "
+     "CountByStartTime or Session for interval events"),
+])
+def test_other_windows_over_interval_events_are_refused(
+        stream: DataFrame, window: ws.Window, refusal: str) -> None:
     ev = ws.events(stream.withColumn("e", F.col("ts") + F.expr("interval 1 second")),
                    time="ts", end="e", key="k", lateness="5s")
-    with pytest.raises(ws.WispUnsupportedError,
-                       match="Tumbling over interval events windows do not run on a "
-                       "stream yet"):
-        ev.window(ws.Tumbling("4s")).agg(ws.count())
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(window).agg(ws.count())
+    assert str(caught.value).startswith(refusal), str(caught.value)
 
 
 @pytest.mark.parametrize("window", [None, ws.Since("p")])
@@ -115,8 +144,9 @@ def test_collect_over_a_window_that_never_closes_is_refused(
         stream: DataFrame, window: ws.Window | None) -> None:
     ev = ws.events(stream, time="ts", key="k", lateness="5s")
     with pytest.raises(ws.WispUnsupportedError, match=(
-            r"collect_v over .* on a stream would keep every row of a key for ever \(its "
-            r"window never closes\): use a bounded window")):
+            r"`aggregations` must not read every value of a window that never closes "
+            r"\(.*\) on a stream, found collect_v: its state would keep every row of a "
+            r"key for ever; use a bounded window")):
         if window is None:
             ev.agg(ws.collect("v"))
         else:
@@ -128,5 +158,6 @@ def test_only_the_stream_strategy_runs_a_stream(stream: DataFrame) -> None:
 
     ev = ws.events(stream, time="ts", key="k", lateness="5s")
     with pytest.raises(ws.WispUnsupportedError,
-                       match="a stream runs on the 'stream' strategy, not 'arrow-frames'"):
+                       match="`strategy` must be 'stream' or None for a query over a "
+                       "stream, found 'arrow-frames'"):
         run(ev, ws.Rows(-1, 0), [ws.count()], strategy="arrow-frames")

@@ -14,11 +14,14 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from oracle import assert_rows_match, range_window, rows_window, sort_output
+from oracle_intervals import count_by_start_time as count_oracle
+from oracle_intervals import hopping as hopping_oracle
+from oracle_intervals import snapshot as snapshot_oracle
 from simulator import Simulation, simulate
 
 import wisp as ws
 from wisp.plan.frames import RangeFrame, RowsFrame
-from wisp.plan.intervals import HoppingWindows
+from wisp.plan.intervals import CountWindows, HoppingWindows, SnapshotWindows
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.frames import FrameKernel
 from wisp.runtime.interval_kernels import interval_kernel
@@ -47,15 +50,19 @@ event = st.tuples(st.sampled_from(["a", "b", None]),
                   st.integers(1, 60).map(lambda s: s * SECOND // 2), values)
 
 
+Stream = tuple[list[pa.Table], int, bool]
+
+
 @st.composite
-def streams(draw: st.DrawFn) -> tuple[list[pa.Table], int]:
-    """Events in micro-batches (then the final batch without data), and a lateness."""
+def streams(draw: st.DrawFn) -> Stream:
+    """Events in micro-batches (then the final batch without data), a lateness, and
+    whether late rows are emitted (Spark's late filter off) or dropped and counted."""
     events = draw(st.lists(event, min_size=1, max_size=40))
     cuts = sorted(draw(st.lists(st.integers(0, len(events)), max_size=8)))
     bounds = [0, *cuts, len(events)]
     batches = [table(events[a:b]) for a, b in itertools.pairwise(bounds)]
     lateness = draw(st.integers(0, 12)) * SECOND // 2 + 1000
-    return [*batches, table([])], lateness
+    return [*batches, table([])], lateness, draw(st.booleans())
 
 
 def table(events: list[tuple[str | None, int, float | None]]) -> pa.Table:
@@ -103,17 +110,34 @@ def late_rows(batches: list[pa.Table], lateness: int) -> int:
     return count
 
 
+def check_late(result: Simulation, batches: list[pa.Table], lateness: int,
+               emit_late: bool) -> None:
+    """Every row is accepted or late. Counted (Spark's filter), the late rows are those
+    of the rule; emitted, each late row is late by the rule too (at or below the
+    watermark of the batch before its own): a key's fed horizon lies at or below it."""
+    total = sum(b.num_rows for b in batches)
+    assert sum(t.num_rows for t in result.accepted) + result.late == total
+    by_rule = late_rows(batches, lateness)
+    if not emit_late:
+        assert result.late == by_rule
+        return
+    assert result.late <= by_rule
+    for late, mark in result.late_rows:
+        assert all(0 < t <= mark * 1000 for t in late.column("t").to_pylist()) or \
+            late.num_rows == 0
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=streams(), start=st.integers(-8, 0), end=st.integers(-3, 4),
        closed=st.sampled_from(["both", "left", "right", "neither"]))
 def test_range_on_a_stream_emits_the_final_batch_rows(
-        data: tuple[list[pa.Table], int], start: int, end: int, closed: str) -> None:
-    batches, lateness = data
+        data: Stream, start: int, end: int, closed: str) -> None:
+    batches, lateness, emit_late = data
     assume(start != end or closed == "both")
     window = ws.Range(start * SECOND // 2, end * SECOND // 2, closed=closed)
     result = simulate(frames(RangeFrame(window.start_ticks, window.end_ticks, closed)),
-                      batches, "k", lateness)
-    assert result.late == late_rows(batches, lateness)
+                      batches, "k", lateness, emit_late)
+    check_late(result, batches, lateness, emit_late)
     bound = result.watermarks[-1] * 1000
     right_open = closed in ("left", "neither")
     want = [r for r in range_window(accepted(result), time="t", key=["k"], order=None,
@@ -126,10 +150,10 @@ def test_range_on_a_stream_emits_the_final_batch_rows(
 @settings(max_examples=150, deadline=None)
 @given(data=streams(), first=st.integers(-3, 0), last=st.integers(0, 2))
 def test_rows_on_a_stream_emit_the_final_batch_rows(
-        data: tuple[list[pa.Table], int], first: int, last: int) -> None:
-    batches, lateness = data
+        data: Stream, first: int, last: int) -> None:
+    batches, lateness, emit_late = data
     window = ws.Rows(first, last)
-    result = simulate(frames(RowsFrame(first, last, False)), batches, "k", lateness)
+    result = simulate(frames(RowsFrame(first, last, False)), batches, "k", lateness, emit_late)
     bound = result.watermarks[-1] * 1000
     want = [r for r in rows_window(accepted(result), time="t", key=["k"], order=None,
                                    columns=["k", "t", "v"], window=window, aggs=AGGS)
@@ -140,14 +164,14 @@ def test_rows_on_a_stream_emit_the_final_batch_rows(
 @settings(max_examples=150, deadline=None)
 @given(data=streams(), gap=st.integers(1, 6), cap=st.one_of(st.none(), st.integers(2, 12)))
 def test_sessions_on_a_stream_emit_the_final_batch_rows(
-        data: tuple[list[pa.Table], int], gap: int, cap: int | None) -> None:
-    batches, lateness = data
+        data: Stream, gap: int, cap: int | None) -> None:
+    batches, lateness, emit_late = data
     gap_ticks = gap * SECOND // 2
     cap_ticks = None if cap is None else cap * SECOND // 2
     kernel = SessionKernel(("k",), "t", None, "integer", 0, gap_ticks, cap_ticks, JOBS,
                            OUTPUT, 5)
     result = simulate(StreamKernel(kernel, INPUT, "t", "integer", ("t", "v"), "spec"),
-                      batches, "k", lateness)
+                      batches, "k", lateness, emit_late)
     horizon = result.watermarks[-1] * 1000 + 1
     want = [r for r in whole_runs(kernel, pa.concat_tables(result.accepted))
             if r["window_end"] < horizon
@@ -198,15 +222,15 @@ def whole_runs(kernel: Any, rows: pa.Table, order: tuple[str, ...] = ("t", "v")
        flags=st.lists(st.one_of(st.none(), st.booleans()), min_size=1, max_size=5),
        emit=st.sampled_from(["events", "ticks", "both"]))
 def test_running_aggregates_on_a_stream_emit_the_final_batch_rows(
-        data: tuple[list[pa.Table], int], since: bool, flags: list[bool | None],
+        data: Stream, since: bool, flags: list[bool | None],
         emit: str) -> None:
     """The cumulative window and `Since(predicate)`: accumulators per key, each row's
     output final once the watermark passes its time."""
-    batches, lateness = data
+    batches, lateness, emit_late = data
     emit = emit if since else "events"
     kernel = RunningKernel(("k",), "t", "integer", 0, JOBS, OUTPUT, since, emit, "p")
     stream = StreamKernel(kernel, FLAGGED, "t", "integer", ("t", "v", "p"), "spec")
-    result = simulate(stream, flagged(batches, flags), "k", lateness)
+    result = simulate(stream, flagged(batches, flags), "k", lateness, emit_late)
     bound = result.watermarks[-1] * 1000
     want = [r for r in whole_runs(kernel, pa.concat_tables(result.accepted),
                                   ("t", "v", "p")) if r["time"] <= bound]
@@ -217,16 +241,106 @@ def test_running_aggregates_on_a_stream_emit_the_final_batch_rows(
 @given(data=streams(), size=st.integers(1, 8), hop=st.integers(1, 8),
        align=st.integers(-3, 3))
 def test_hopping_windows_on_a_stream_emit_the_final_batch_rows(
-        data: tuple[list[pa.Table], int], size: int, hop: int, align: int) -> None:
+        data: Stream, size: int, hop: int, align: int) -> None:
     """Tumbling (hop = size) and hopping windows over point events: a window is final
     once the watermark passes its end."""
-    batches, lateness = data
+    batches, lateness, emit_late = data
     window = HoppingWindows(size=size * SECOND // 2, hop=hop * SECOND // 2,
                             align=align * SECOND // 2)
     kernel = interval_kernel(("k",), "t", None, "integer", 0, window, JOBS, OUTPUT)
     result = simulate(StreamKernel(kernel, INPUT, "t", "integer", ("t", "v"), "spec"),
-                      batches, "k", lateness)
+                      batches, "k", lateness, emit_late)
     horizon = result.watermarks[-1] * 1000 + 1
     want = [r for r in whole_runs(kernel, pa.concat_tables(result.accepted))
             if r["window_end"] <= horizon]
+    assert_same(emitted(result), want)
+
+
+INTERVALS = pa.schema([*INPUT, pa.field("e", pa.int64())])
+
+
+def with_ends(batches: list[pa.Table], lengths: list[int | None]) -> list[pa.Table]:
+    """The batches as interval events `[t, e)`: `e` = t + a length cycling through
+    `lengths` (in half seconds; None: open-ended)."""
+    out, n = [], 0
+    for batch in batches:
+        times = batch.column("t").to_pylist()
+        ends = [None if (d := lengths[(n + i) % len(lengths)]) is None
+                else t + d * SECOND // 2 for i, t in enumerate(times)]
+        out.append(batch.append_column("e", pa.array(ends, pa.int64())))
+        n += batch.num_rows
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=streams(), size=st.integers(1, 8), hop=st.integers(1, 8),
+       align=st.integers(-3, 3),
+       lengths=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=4))
+def test_hopping_windows_over_interval_events_on_a_stream_emit_the_final_rows(
+        data: Stream, size: int, hop: int, align: int, lengths: list[int | None]) -> None:
+    """Tumbling and hopping windows over interval events `[t, e)` (some open-ended): a
+    window is final once the watermark passes its end; the rows equal the independent
+    oracle's over the accepted events."""
+    batches, lateness, emit_late = data
+    batches = with_ends(batches, lengths)
+    window = HoppingWindows(size=size * SECOND // 2, hop=hop * SECOND // 2,
+                            align=align * SECOND // 2)
+    kernel = interval_kernel(("k",), "t", "e", "integer", 0, window, JOBS, OUTPUT)
+    stream = StreamKernel(kernel, INTERVALS, "t", "integer", ("t", "e", "v"), "spec")
+    result = simulate(stream, batches, "k", lateness, emit_late)
+    check_late(result, batches, lateness, emit_late)
+    horizon = result.watermarks[-1] * 1000 + 1
+    want = [r for r in hopping_oracle(accepted(result), time="t", end="e", key=["k"],
+                                      order=None, columns=["k", "t", "e", "v"],
+                                      size=window.size, hop=window.hop,
+                                      align=window.align, output="windows", aggs=AGGS)
+            if r["window_end"] is not None and r["window_end"] <= horizon]
+    assert_same(emitted(result), want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=streams(),
+       lengths=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=4))
+def test_snapshot_windows_on_a_stream_emit_the_final_rows(
+        data: Stream, lengths: list[int | None]) -> None:
+    """Snapshot windows over interval events: a window (between consecutive start and
+    end points) is final once the watermark passes its end."""
+    batches, lateness, emit_late = data
+    batches = with_ends(batches, lengths)
+    kernel = interval_kernel(("k",), "t", "e", "integer", 0, SnapshotWindows(), JOBS,
+                             OUTPUT)
+    stream = StreamKernel(kernel, INTERVALS, "t", "integer", ("t", "e", "v"), "spec")
+    result = simulate(stream, batches, "k", lateness, emit_late)
+    check_late(result, batches, lateness, emit_late)
+    horizon = result.watermarks[-1] * 1000 + 1
+    want = [r for r in snapshot_oracle(accepted(result), time="t", end="e", key=["k"],
+                                       order=None, columns=["k", "t", "e", "v"],
+                                       aggs=AGGS)
+            if r["window_end"] is not None and r["window_end"] <= horizon]
+    assert_same(emitted(result), want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=streams(), n=st.integers(1, 4), intervals=st.booleans(),
+       lengths=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=4))
+def test_count_windows_on_a_stream_emit_the_final_rows(
+        data: Stream, n: int, intervals: bool, lengths: list[int | None]) -> None:
+    """CountByStartTime(n) over point or interval events: a window is final once the
+    watermark passes its last start time."""
+    batches, lateness, emit_late = data
+    end = "e" if intervals else None
+    if intervals:
+        batches = with_ends(batches, lengths)
+    kernel = interval_kernel(("k",), "t", end, "integer", 0, CountWindows(n=n), JOBS,
+                             OUTPUT)
+    schema = INTERVALS if intervals else INPUT
+    stream = StreamKernel(kernel, schema, "t", "integer", ("t", "e", "v") if intervals
+                          else ("t", "v"), "spec")
+    result = simulate(stream, batches, "k", lateness, emit_late)
+    check_late(result, batches, lateness, emit_late)
+    bound = result.watermarks[-1] * 1000
+    columns = ["k", "t", "e", "v"] if intervals else ["k", "t", "v"]
+    want = [r for r in count_oracle(accepted(result), time="t", end=end, key=["k"],
+                                    order=None, columns=columns, n=n, aggs=AGGS)
+            if r["time"] <= bound]
     assert_same(emitted(result), want)

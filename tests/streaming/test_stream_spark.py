@@ -9,6 +9,7 @@ checkpoint of another query are refused."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import math
 import os
@@ -27,6 +28,7 @@ from pyspark.sql import functions as F
 import wisp as ws
 from wisp.engine import streaming as stream_engine
 from wisp.engine.streaming import ROCKSDB, STATE_STORE
+from wisp.events import LatePolicy
 from wisp.runtime.streaming import StreamKernel
 
 pytestmark = pytest.mark.spark
@@ -93,26 +95,28 @@ Query = Callable[[ws.Events], DataFrame]
 
 
 def run_stream(spark: SparkSession, tmp: Path, query: Query, files: list[list[Event]],
-               restart_every_batch: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The rows the stream writes, and the report of its (last) run."""
+               restart_every_batch: bool, on_late: LatePolicy = "count"
+               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows the stream writes, and the report of its runs (`late` summed)."""
     incoming, out, checkpoint = tmp / "in", tmp / "out", tmp / "chk"
     incoming.mkdir()
     report: dict[str, Any] = {}
-    late = 0
+    late = emitted = 0
     rounds = [[i] for i in range(len(files))] if restart_every_batch else \
         [list(range(len(files)))]
     for indices in rounds:
         for i in indices:
             write_file(incoming, i, files[i])
         result = query(ws.events(source(spark, incoming), time="ts", key="k",
-                                 lateness="5s"))
+                                 lateness="5s", on_late=on_late))
         running = (result.writeStream.format("parquet")
                    .option("checkpointLocation", str(checkpoint))
                    .trigger(availableNow=True).start(str(out)))
         running.awaitTermination()
         report = ws.stream_report(running)
         late += report["late"]
-    report["late"] = late
+        emitted += report["late_emitted"]
+    report["late"], report["late_emitted"] = late, emitted
     rows = [r.asDict() for r in spark.read.parquet(str(out)).collect()]
     return rows, report
 
@@ -148,6 +152,176 @@ def test_range_on_a_stream_equals_the_final_batch_rows(
     assert report["late"] == len(LATE)
     if not restart:
         assert report["rows_in"] == sum(len(f) for f in FILES)
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["one-run", "restart-every-batch"])
+def test_late_rows_are_emitted_with_their_reason(
+        streaming: SparkSession, tmp_path: Path, restart: bool) -> None:
+    """on_late="emit": the window rows are those of the default, and the late row comes
+    out as a row with its key, its columns and why it is late."""
+    got, report = run_stream(streaming, tmp_path, range_query, FILES, restart, "emit")
+    windows = [{k: v for k, v in r.items() if k not in ("late_reason", "late_row")}
+               for r in got if r["late_reason"] is None]
+    late = [r for r in got if r["late_reason"] is not None]
+    want = final_batch_rows(streaming, range_query,
+                            lambda r: seconds(r["window_end"]) <= WATERMARK)
+    assert_same(windows, want)
+    assert all(r["late_row"] is None for r in got if r["late_reason"] is None)
+    assert [(r["k"], seconds(r["late_row"]["ts"]), r["late_row"]["v"]) for r in late] \
+        == LATE
+    assert all(r["time"] is None and r["count"] is None for r in late)
+    # key a was last fed in the batch of ("a", 31), at the watermark 30 - 5 s (with a
+    # restart, the batch without data after it, at 28 s, has no timer of a's to fire)
+    assert late[0]["late_reason"] == (
+        "at or below the watermark 1970-01-01 00:00:25, up to which the key's rows were "
+        "already in windows")
+    assert (report["late"], report["late_emitted"]) == (len(LATE), len(LATE))
+
+
+Shape = Callable[[DataFrame], DataFrame]
+
+
+def stream_once(spark: SparkSession, tmp: Path, shape: Shape, query: Query,
+                **binding: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """FILES through `query` over `shape`(the stream) in one run: the rows written and
+    the report."""
+    incoming, out = tmp / "in", tmp / "out"
+    incoming.mkdir()
+    for i, events in enumerate(FILES):
+        write_file(incoming, i, events)
+    ev = ws.events(shape(source(spark, incoming)), **binding)
+    running = (query(ev).writeStream.format("parquet")
+               .option("checkpointLocation", str(tmp / "chk"))
+               .trigger(availableNow=True).start(str(out)))
+    running.awaitTermination()
+    return ([r.asDict() for r in spark.read.parquet(str(out)).collect()],
+            ws.stream_report(running))
+
+
+def batch_once(spark: SparkSession, shape: Shape, query: Query, is_final: Callable[
+        [Any], bool], **binding: Any) -> list[dict[str, Any]]:
+    """The batch rows over `shape`(the accepted events) that are final at WATERMARK."""
+    accepted = [e for f in FILES for e in f if e not in LATE]
+    result = query(ws.events(shape(batch_frame(spark, accepted)), **binding))
+    return [r.asDict() for r in result.collect() if is_final(r)]
+
+
+def lifetimes(df: DataFrame) -> DataFrame:
+    """Interval events `[ts, ts + 3 s)`, open-ended where `v` is null."""
+    return df.withColumn("e", F.when(F.col("v").isNotNull(),
+                                     F.col("ts") + F.expr("interval 3 seconds")))
+
+
+INTERVAL_KINDS: dict[str, tuple[ws.Window, str, int | None]] = {
+    # the window, the column that must be at or below the watermark, the final rows
+    "tumbling": (ws.Tumbling("10s"), "window_end", 8),  # a: 10-50 s (its ("a", 20)
+    # never ends), b: 10-40 s, c: 30 s
+    "snapshot": (ws.Snapshot(), "window_end", None),
+    "count": (ws.CountByStartTime(2), "time", 6),  # pairs of starts: a 10-16 16-17
+    # 17-20 20-31, b 11-29 29-30
+}
+
+
+@pytest.mark.parametrize("kind", list(INTERVAL_KINDS))
+def test_windows_over_interval_events_on_a_stream_equal_the_final_batch_rows(
+        streaming: SparkSession, tmp_path: Path, kind: str) -> None:
+    """Interval events in windows of 10 s, snapshot windows or count windows: a window
+    is written once the watermark passes its end (a count window: its last start)."""
+    window, closing, count = INTERVAL_KINDS[kind]
+
+    def query(ev: ws.Events) -> DataFrame:
+        return ev.window(window).agg(ws.count(), ws.sum("v"))
+
+    binding = {"time": "ts", "end": "e", "key": "k"}
+    got, report = stream_once(streaming, tmp_path, lifetimes, query, lateness="5s",
+                              **binding)
+    want = batch_once(streaming, lifetimes, query, lambda r: r[closing] is not None
+                      and seconds(r[closing]) <= WATERMARK, **binding)
+    assert len(want) == count if count is not None else len(want) > 8
+    assert_same(got, want)
+    assert report["late"] == len(LATE)
+
+
+def test_column_names_with_dots_spaces_and_backticks_run_on_a_stream(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    """Key, time and value columns named `k.y`, `t s` and `` v`x ``, and an unused
+    `u.z`: the stream's rows equal the batch's, under the same names."""
+    def named(df: DataFrame) -> DataFrame:
+        return df.select(F.col("k").alias("k.y"), F.col("ts").alias("t s"),
+                         F.col("v").alias("v`x"), F.lit(1).alias("u.z"))
+
+    def query(ev: ws.Events) -> DataFrame:
+        return ev.window(ws.Range("-10s", "2s")).agg(ws.count(), ws.sum("v`x"))
+
+    got, _ = stream_once(streaming, tmp_path, named, query, time="t s", key="k.y",
+                         lateness="5s")
+    want = batch_once(streaming, named, query,
+                      lambda r: seconds(r["window_end"]) <= WATERMARK, time="t s",
+                      key="k.y")
+    assert len(want) == 10
+    assert sorted(got[0]) == sorted(want[0])  # the same column names
+    assert_rows_match(sort_output(got, ["k.y"]), sort_output(want, ["k.y"]), rel=1e-12)
+
+
+def test_timestamp_ntz_time_runs_on_a_stream_in_any_session_time_zone(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    """timestamp_ntz time in a session whose zone is New York: the wall-clock times
+    (the events' times there, a day on) are read as they are."""
+    base = dt.datetime(1970, 1, 1, 19)  # 0 s UTC on New York's wall clock, a day on
+
+    def wall(df: DataFrame) -> DataFrame:
+        return df.withColumn("ts", F.col("ts").cast("timestamp_ntz")
+                             + F.expr("interval 1 day"))
+
+    def query(ev: ws.Events) -> DataFrame:
+        return ev.window(ws.Range("-10s", "2s")).agg(ws.count(), ws.sum("v"))
+
+    zone = streaming.conf.get("spark.sql.session.timeZone")
+    streaming.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        got, report = stream_once(streaming, tmp_path, wall, query, time="ts", key="k",
+                                  lateness="5s")
+        want = batch_once(streaming, wall, query, lambda r: r["window_end"] <= base
+                          + dt.timedelta(seconds=WATERMARK), time="ts", key="k")
+    finally:
+        streaming.conf.set("spark.sql.session.timeZone", zone or "UTC")
+    assert len(want) == 10
+    assert want[0]["time"].hour == 19  # the wall clock, not shifted
+    assert_same(got, want)
+    assert report["late"] == len(LATE)
+
+
+NUMERIC_TIME = {
+    # the time type, a second in its units, and an offset within the second; one tick
+    # reads as one microsecond (a unit of float time, 0.000001 of decimal(20, 6) time).
+    # The watermark reads a float time's floor: 25.25 is as late as 25.
+    "double": ("double", 1_000_000, 0.25),
+    "decimal": ("decimal(20, 6)", 1, 0),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMERIC_TIME))
+def test_numeric_time_on_a_stream_equals_the_final_batch_rows(
+        streaming: SparkSession, tmp_path: Path, name: str) -> None:
+    """Float and decimal time: the watermark reads one tick as one microsecond."""
+    time_type, second, offset = NUMERIC_TIME[name]
+
+    def numeric(df: DataFrame) -> DataFrame:
+        seconds_in = F.unix_micros("ts").cast("decimal(20, 6)") / 1_000_000
+        moment = (seconds_in * second + F.lit(offset)).cast(time_type)
+        return df.select("k", moment.alias("x"), "v")
+
+    def query(ev: ws.Events) -> DataFrame:
+        return ev.window(ws.Range(-10 * second, 2 * second)).agg(ws.count(), ws.sum("v"))
+
+    got, report = stream_once(streaming, tmp_path, numeric, query, time="x", key="k",
+                              lateness=5 * second)
+    want = batch_once(streaming, numeric, query,
+                      lambda r: float(r["window_end"]) <= WATERMARK * second,
+                      time="x", key="k")
+    assert len(want) == 10
+    assert_same(got, want)
+    assert report["late"] == len(LATE)
 
 
 KINDS: dict[str, tuple[Query, str]] = {

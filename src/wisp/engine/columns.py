@@ -27,6 +27,16 @@ def output_time_type(time: TimeColumn) -> T.DataType:
     return time.data_type
 
 
+DATA_ERROR = "WispError: "
+"""How the message of a data check that fails the query in Spark (`raise_error`) starts:
+`wisp.wisp_error` rebuilds a `WispInputError` from such a failure."""
+
+
+def data_error(message: str) -> str:
+    """`message` (a kernel's text, which may start "wisp: ") as a data check's message."""
+    return DATA_ERROR + message.removeprefix("wisp: ")
+
+
 def null_time_message(time: TimeColumn) -> str:
     return (f"WispError: `time` column {time.name!r} must not be null, found a null time; "
             "pass on_null_time='drop' to drop such rows on purpose (they are counted by "
@@ -75,6 +85,9 @@ def counted_where(condition: Column) -> Column:
 
 STREAM_COUNTERS = "wisp_rows"
 """The name of a stream's row counters in its progress reports (`observedMetrics`)."""
+LATE_COUNTER = "wisp_late"
+"""The named observation counting the late rows a stream's result emits
+(`on_late="emit"`)."""
 
 
 def guarded(events: Events, observation: Observation) -> DataFrame:

@@ -72,7 +72,8 @@ def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
     needed = list(dict.fromkeys(
         [*keys, events.time.name, *([events.end] if events.end else []),
          *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
-    if needs_horizon(events, window, any(r.aggregation.lifetimes for r in plan.aggregations)):
+    if not events.streaming and needs_horizon(  # a stream never writes the shared row
+            events, window, any(r.aggregation.lifetimes for r in plan.aggregations)):
         df = with_horizon(df, events)
         needed += [HORIZON_START, HORIZON_END]
     fields = output_fields(events, plan.aggregations)

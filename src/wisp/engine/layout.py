@@ -5,6 +5,7 @@ executors (`runtime.aggregate.AggregateJob`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -17,6 +18,7 @@ from ..plan.nodes import Plan, ResolvedAggregation
 from ..runtime import sorting
 from ..runtime.aggregate import AggregateJob
 from ..runtime.limits import WithinMemory
+from ..runtime.renaming import Kernel, Renamed
 from .columns import col, output_time_type
 from .compiler import KeyedKernel
 from .describe import sorts_in_worker, spark_output_type
@@ -46,10 +48,28 @@ def mapped_by_key(df: DataFrame, keys: Sequence[str], order: Sequence[str],
         selected = list(dict.fromkeys([*needed, *sort_columns]))
         worker = sorting.SortedInput(kernel, tuple(sort_columns), sorting.SORT_BUDGET_BYTES,
                                      sorting.MERGE_ROWS)
-        return _partitioned(df, keys).select(*[col(c) for c in selected]).mapInArrow(
-            WithinMemory(worker), schema)
-    return by_key(df, keys, order).select(*[col(c) for c in needed]).mapInArrow(
-        WithinMemory(kernel), schema)
+        return map_columns(_partitioned(df, keys), selected, WithinMemory(worker), schema)
+    return map_columns(by_key(df, keys, order), needed, WithinMemory(kernel), schema)
+
+
+_PLAIN_NAME = re.compile(r"\w+")
+STAND_IN = "__wisp_in_"
+"""The prefix of the stand-in names of columns whose own names cannot cross into a
+Python worker (`map_columns`)."""
+
+
+def map_columns(df: DataFrame, columns: Sequence[str], kernel: Kernel,
+                schema: T.StructType) -> DataFrame:
+    """`kernel` mapped (`mapInArrow`) over `df`'s `columns`. PySpark's `mapInArrow` looks
+    its input columns up by their raw names, which fails for a name holding a dot, a
+    backtick or a space (Spark reads them as a struct field or quoting): when any name
+    is not plain, the columns cross under stand-in names and the kernel gets its batches
+    under their own names again (`runtime.renaming.Renamed`)."""
+    if all(_PLAIN_NAME.fullmatch(c) for c in columns):
+        return df.select(*[col(c) for c in columns]).mapInArrow(kernel, schema)
+    stand_ins = [f"{STAND_IN}{i}" for i in range(len(columns))]
+    return df.select(*[col(c).alias(s) for c, s in zip(columns, stand_ins, strict=True)]
+                     ).mapInArrow(Renamed(kernel, tuple(columns)), schema)
 
 
 def mapped(keyed: KeyedKernel) -> DataFrame:
@@ -92,6 +112,8 @@ def arrow_type(data_type: T.DataType) -> pa.DataType:
         return pa.timestamp("us", tz="UTC")
     if isinstance(data_type, T.TimestampNTZType):
         return pa.timestamp("us")
+    if isinstance(data_type, T.StructType):
+        return pa.struct([pa.field(f.name, arrow_type(f.dataType)) for f in data_type])
     return to_arrow_type(data_type)
 
 
@@ -104,5 +126,5 @@ def aggregate_jobs(plan: Plan, events: Events) -> tuple[AggregateJob, ...]:
     schema = events.df.schema
     return tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
                               arrow_type(spark_output_type(r, schema)), r.aggregation.func,
-                              r.aggregation.lifetimes)
+                              r.aggregation.lifetimes, r.name, r.aggregation.returns or "")
                  for r in plan.aggregations)

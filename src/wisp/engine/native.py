@@ -15,6 +15,7 @@ from ..runtime.codec import DAY, tick_range_message
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US, OUTSIDE_YEARS
 from .columns import (
     col,
+    data_error,
     fail_where,
     grid_floor,
     guarded,
@@ -180,18 +181,22 @@ def batches(plan: BatchesPlan, query: Query) -> DataFrame:
 
 
 def time_ticks(time: TimeColumn) -> Column:
-    """The time column as ticks: microseconds, days for date time, or the integer.
-    timestamp_ntz goes through a cast to timestamp, exact because the planner sends it
-    here only where the session time zone is UTC (`plan.source.native_time_blocker`)."""
+    """The time column as ticks: microseconds (of the wall clock for timestamp_ntz, in
+    any session time zone), days for date time, or the integer."""
     return kind_ticks(col(time.name), time.kind)
+
+
+NTZ_EPOCH = "1970-01-01 00:00:00"
+"""The epoch as text: cast from a string, a timestamp_ntz takes no time zone."""
 
 
 def kind_ticks(value: Column, kind: str) -> Column:
     """A column holding a time of `kind` as long ticks (see `time_ticks`)."""
     if kind == "timestamp":
         return F.unix_micros(value)
-    if kind == "timestamp_ntz":
-        return F.unix_micros(value.cast("timestamp"))
+    if kind == "timestamp_ntz":  # wall-clock microseconds, whatever the session's zone
+        return F.timestamp_diff("MICROSECOND", F.lit(NTZ_EPOCH).cast("timestamp_ntz"),
+                                value)
     if kind == "date":
         return F.unix_date(value).cast("long")
     return value.cast("long")
@@ -217,7 +222,7 @@ def buckets(plan: BucketsPlan, query: Query) -> DataFrame:
     events = query.events
     window = plan
     df = guarded(events, query.observation)
-    beyond = tick_range_message(events.time.name)
+    beyond = data_error(tick_range_message(events.time.name))
     start = or_fail(grid_floor(time_ticks(events.time), window.align % window.size,
                                window.size), beyond).alias(BUCKET)
     grouped = df.groupBy(*[col(k) for k in events.key], start).agg(

@@ -36,7 +36,7 @@ from ..runtime.aggregate import AggregateJob
 from ..runtime.codec import tick_range_message
 from ..runtime.hopping import HORIZON_END, HORIZON_START
 from ..runtime.interval_kernels import interval_kernel
-from .columns import col, grid_floor, or_fail
+from .columns import col, data_error, grid_floor, or_fail
 from .compiler import Query, compiles
 from .intervals import interval_guarded, needs_horizon, with_horizon
 from .layout import arrow_schema, arrow_type, bound_fields, mapped_by_key
@@ -128,7 +128,7 @@ def panes(plan: PanesPlan, query: Query) -> DataFrame:
     if events.end is None:
         # a pane starting below the tick range starts windows that do too
         pane = or_fail(grid_floor(time_ticks(events.time), window.align % plan.width,
-                                  plan.width), tick_range_message(events.time.name))
+                                  plan.width), data_error(tick_range_message(events.time.name)))
         grouped = source.groupBy(*keys, pane.alias(PANE)).agg(*per_pane)
         bounds = [time_from_ticks(col(PANE), events.time).alias(events.time.name)]
         order = [events.time.name]

@@ -2,9 +2,10 @@
 a thin shell around `runtime.streaming.StreamKernel`, which holds the logic.
 
 Per key, one `ValueState` holds the stream state (format version, the query's spec hash,
-the kernel state's bytes, the pending rows' bytes) and one event-time timer is set where
-the key's next output can be final. Output batches leave as Arrow IPC bytes in a single
-binary column (`PAYLOAD`), which `PayloadRows` turns back into rows after the operator.
+the kernel state's bytes, the pending rows' bytes, the horizon fed) and one event-time
+timer is set where the key's next output can be final. Output batches leave as Arrow IPC
+bytes in a binary column (`PAYLOAD`) with a flag (`LATE`: a batch of late rows, under
+`on_late="emit"`), which `PayloadRows` turns back into rows after the operator.
 """
 
 from __future__ import annotations
@@ -27,23 +28,35 @@ from ..runtime.crossing import Crossing, decode, key_column, key_values
 from ..runtime.streaming import StreamKernel, StreamState, batch_bytes, batches_of
 
 PAYLOAD = "payload"
+LATE = "late"
+LATE_REASON = "late_reason"
+LATE_ROW = "late_row"
+REASON_COLUMN = "__wisp_late_reason"
+OPERATOR_SCHEMA = T.StructType([T.StructField(PAYLOAD, T.BinaryType()),
+                                T.StructField(LATE, T.BooleanType())])
 STATE_NAME = "wisp_stream"
 STATE_SCHEMA = T.StructType([
     T.StructField("version", T.IntegerType()),
     T.StructField("spec", T.StringType()),
     T.StructField("kernel", T.BinaryType()),
     T.StructField("pending", T.BinaryType()),
+    T.StructField("fed", T.LongType()),
+    T.StructField("timer", T.LongType()),
 ])
+"""The stored stream state (`StreamState.to_row`) and the key's timer (ms, or null):
+kept in the state so that no call asks the state server for the key's timers."""
 
 
 class StreamProcessor(StatefulProcessor):
-    """Feeds each key's rows and timers to a `StreamKernel`."""
+    """Feeds each key's rows and timers to a `StreamKernel`; `emit_late`: late rows
+    reach the operator (Spark's late filter is off) and leave as late batches."""
 
     def __init__(self, stream: StreamKernel, keys: Sequence[Crossing],
-                 values: Sequence[Crossing]) -> None:
+                 values: Sequence[Crossing], emit_late: bool) -> None:
         self.stream = stream
         self.keys = tuple(keys)
         self.values = tuple(values)
+        self.emit_late = emit_late
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -55,33 +68,48 @@ class StreamProcessor(StatefulProcessor):
         for crossing, value in zip(self.keys, key_values(key, self.keys), strict=True):
             table = table.append_column(crossing.name,
                                         key_column(value, crossing, table.num_rows))
+        state, previous = self.load()
+        table, late = self.stream.split_late(state, table)
+        if late.num_rows:
+            if not self.emit_late:  # Spark's filter let a late row through
+                raise RuntimeError(f"wisp: {late.num_rows} late rows reached the stream "
+                                   "operator past Spark's watermark filter")
+            assert state is not None
+            late = late.append_column(REASON_COLUMN, pa.array(
+                [self.stream.late_reason(state)] * late.num_rows, pa.string()))
+            yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in late.to_batches()],
+                                LATE: True})
         outputs, state, timer = self.stream.on_rows(
-            self.load(), table, timerValues.getCurrentWatermarkInMs())
-        yield from self.save(outputs, state, timer)
+            state, table, timerValues.getCurrentWatermarkInMs())
+        yield from self.save(outputs, state, timer, previous)
 
     def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
                            expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
+        state, _fired = self.load()  # a timer that fired is gone
         outputs, state, timer = self.stream.on_timer(
-            self.load(), timerValues.getCurrentWatermarkInMs())
-        yield from self.save(outputs, state, timer)
+            state, timerValues.getCurrentWatermarkInMs())
+        yield from self.save(outputs, state, timer, None)
 
-    def load(self) -> StreamState | None:
-        if not self.state.exists():
-            return None
+    def load(self) -> tuple[StreamState | None, int | None]:
+        """The key's state and its timer (one call to the state server)."""
         row = self.state.get()
-        assert row is not None
-        return StreamState.from_row(tuple(row), self.stream.spec)
+        if row is None:
+            return None, None
+        timer = row[-1]
+        return StreamState.from_row(tuple(row[:-1]), self.stream.spec), \
+            None if timer is None else int(timer)
 
-    def save(self, outputs: list[pa.RecordBatch], state: StreamState, timer: int | None
-             ) -> Iterator[pd.DataFrame]:
-        self.state.update(state.to_row(self.stream.spec))
-        existing = set(self.handle.listTimers())  # a round trip to the state server
-        for old in existing - {timer}:
-            self.handle.deleteTimer(old)
-        if timer is not None and timer not in existing:
-            self.handle.registerTimer(timer)
+    def save(self, outputs: list[pa.RecordBatch], state: StreamState, timer: int | None,
+             previous: int | None) -> Iterator[pd.DataFrame]:
+        """Store the state with the new timer, moving the key's one timer if it changed."""
+        self.state.update((*state.to_row(self.stream.spec), timer))
+        if timer != previous:
+            if previous is not None:
+                self.handle.deleteTimer(previous)
+            if timer is not None:
+                self.handle.registerTimer(timer)
         if outputs:
-            yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in outputs]})
+            yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in outputs], LATE: False})
 
     def close(self) -> None:
         pass
@@ -89,12 +117,57 @@ class StreamProcessor(StatefulProcessor):
 
 @dataclass(frozen=True)
 class PayloadRows:
-    """After the stateful operator: each payload's rows, in the output schema."""
+    """After the stateful operator: each payload's rows, in the output schema. With
+    `late_rows` (under `on_late="emit"`), window rows get null late columns and late
+    rows become rows of `late_rows.schema`."""
 
     schema: pa.Schema
+    late_rows: LateRows | None = None
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for blob in batch.column(0).to_pylist():
+            lates = batch.column(1).to_pylist()
+            for blob, late in zip(batch.column(0).to_pylist(), lates, strict=True):
                 for found in batches_of(blob):
-                    yield found.cast(self.schema) if found.schema != self.schema else found
+                    if late:
+                        assert self.late_rows is not None
+                        yield self.late_rows.rows(found)
+                        continue
+                    found = found.cast(self.schema) if found.schema != self.schema \
+                        else found
+                    yield found if self.late_rows is None else \
+                        self.late_rows.windows(found)
+
+
+@dataclass(frozen=True)
+class LateRows:
+    """The output rows of `on_late="emit"`: `schema` is the batch columns plus
+    `late_reason` (a string) and `late_row` (a struct of the columns the query read);
+    a late row fills the key columns, `late_reason` and `late_row`, a window row leaves
+    the last two null."""
+
+    schema: pa.Schema
+    keys: tuple[str, ...]
+
+    def windows(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        n = batch.num_rows
+        columns = [*batch.columns, pa.nulls(n, self.schema.field(LATE_REASON).type),
+                   pa.nulls(n, self.schema.field(LATE_ROW).type)]
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def rows(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        n = batch.num_rows
+        row_type = self.schema.field(LATE_ROW).type
+        columns = []
+        for field in self.schema:
+            if field.name == LATE_ROW:
+                columns.append(pa.StructArray.from_arrays(
+                    [batch.column(f.name).cast(f.type) for f in row_type],
+                    fields=list(row_type)))
+            elif field.name == LATE_REASON:
+                columns.append(batch.column(REASON_COLUMN).cast(field.type))
+            elif field.name in self.keys:
+                columns.append(batch.column(field.name).cast(field.type))
+            else:
+                columns.append(pa.nulls(n, field.type))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)

@@ -12,8 +12,9 @@ from pyspark.sql import DataFrame, Observation
 
 from ..binding import Events
 from ..runtime.snapping import SnapKernel
+from .columns import col
 from .intervals import interval_guarded
-from .layout import arrow_type
+from .layout import arrow_type, map_columns
 
 
 def snapped_lifetimes(ev: Events, end: str, size: int, hop: int, align: int) -> DataFrame:
@@ -23,10 +24,10 @@ def snapped_lifetimes(ev: Events, end: str, size: int, hop: int, align: int) -> 
     `hop` and `align` are in ticks of `ev`'s time column."""
     df = interval_guarded(ev, Observation(f"wisp_snap_{id(ev)}"))
     if ev.end is None:
-        df = df.withColumn(end, df[f"`{ev.time.name}`"])
+        df = df.withColumn(end, col(ev.time.name))
     schema = df.schema
     kernel = SnapKernel(ev.time.name, end, ev.end is not None, ev.time.kind, ev.time.scale,
                         size, hop, align,
                         pa.schema([pa.field(f.name, arrow_type(f.dataType))
                                    for f in schema.fields]))
-    return df.mapInArrow(kernel, schema)
+    return map_columns(df, df.columns, kernel, schema)

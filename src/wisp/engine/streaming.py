@@ -16,18 +16,25 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..binding import time_kind
+from ..binding import TimeColumn, time_kind
 from ..errors import WispInputError, WispUnsupportedError
 from ..plan.source import ROCKSDB, STATE_STORE
 from ..plan.streaming import StreamPlan
 from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.streaming import StreamKernel, spec_hash
-from .columns import col
+from .columns import LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, compiles, kernel_for
 from .layout import arrow_schema, arrow_type
 from .native import kind_ticks, time_ticks
-from .processor import PAYLOAD, PayloadRows, StreamProcessor
+from .processor import (
+    LATE_REASON,
+    LATE_ROW,
+    OPERATOR_SCHEMA,
+    LateRows,
+    PayloadRows,
+    StreamProcessor,
+)
 
 EVENT_TIME = "__wisp_event_time"
 """The hidden timestamp column the watermark is on (a user's own watermark on the time
@@ -47,7 +54,7 @@ def check_state_store(spark: SparkSession) -> None:
 def crossing(field: T.StructField, is_time: bool, label: str) -> Crossing:
     """How the column `field` crosses into the processor (as `label`)."""
     kind, data_type = arrow_type(field.dataType), field.dataType
-    if is_time:
+    if is_time and not isinstance(data_type, (T.FractionalType)):
         return Crossing(field.name, kind, "ticks", label)
     if isinstance(data_type, (T.StringType, T.BinaryType, T.DecimalType)):
         return Crossing(field.name, kind, "plain", label)
@@ -76,13 +83,32 @@ def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
             value.isNull().alias(c.label + NULL_SUFFIX)]
 
 
+LONG_RANGE = float(2 ** 62)
+"""Float times beyond it (and infinities) are clamped for the watermark column."""
+
+
+def watermark_micros(time: TimeColumn) -> Column:
+    """The time as the long microseconds of the hidden watermark column: microseconds
+    of a timestamp, days of a date in microseconds, and for numeric time its ticks
+    (one tick reads as one microsecond): the integer, the floor of a float, the units of
+    the last decimal place of a decimal."""
+    value = col(time.name)
+    if time.kind == "float":
+        bounded = F.least(F.greatest(value, F.lit(-LONG_RANGE)), F.lit(LONG_RANGE))
+        return F.floor(bounded).cast("long")
+    if time.kind == "decimal":
+        assert isinstance(time.data_type, T.DecimalType)
+        return (value * F.lit(10 ** time.data_type.scale)).cast("long")
+    return time_ticks(time) * (DAY if time.kind == "date" else 1)
+
+
 def spec_text(plan: StreamPlan) -> str:
     """What a checkpoint's state must have been made for: everything that shapes it."""
     source = plan.source
     aggregations = [(r.name, r.aggregation.fn, r.aggregation.col) for r in plan.aggregations]
     return repr((plan.inner.strategy, plan.inner.window, aggregations, source.key,
                  source.time.name, source.time.kind, source.end, plan.tie_break,
-                 plan.lateness))
+                 plan.lateness, source.on_late))
 
 
 @compiles(StreamPlan)
@@ -99,18 +125,31 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     values = [crossing(schema[c], c == time, f"wisp_col{i}")
               for i, c in enumerate(c for c in columns if c not in keyed.keys)]
     wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
-    micros = time_ticks(events.time) * (DAY if events.time.kind == "date" else 1)
+    micros = watermark_micros(events.time)
     constant = [] if keys else [F.lit(0).alias(NO_KEY)]  # no key: one group
     df = keyed.df.select(*wire, *constant, F.timestamp_micros(micros).alias(EVENT_TIME)) \
         .withWatermark(EVENT_TIME, f"{plan.lateness} microseconds")
+    emit_late = events.on_late == "emit"
+    if emit_late:  # the watermark stays the query's; without its column, no late filter
+        df = df.drop(EVENT_TIME)
     group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
     kernel_schema = arrow_schema([schema[c] for c in columns])
     stream_kernel = StreamKernel(keyed.kernel, kernel_schema, time, events.time.kind,
                                  tuple(keyed.order), spec_hash(spec_text(plan)))
-    processor = StreamProcessor(stream_kernel, keys, values)
-    out_schema = T.StructType(keyed.fields)
+    processor = StreamProcessor(stream_kernel, keys, values, emit_late)
     states = df.groupBy(*group).transformWithStateInPandas(
-        processor, T.StructType([T.StructField(PAYLOAD, T.BinaryType())]), "Append",
-        "EventTime")
-    return states.mapInArrow(PayloadRows(arrow_schema(keyed.fields)), out_schema)
+        processor, OPERATOR_SCHEMA, "Append", "EventTime")
+    if not emit_late:
+        return states.mapInArrow(PayloadRows(arrow_schema(keyed.fields)),
+                                 T.StructType(keyed.fields))
+    fields = [*keyed.fields, T.StructField(LATE_REASON, T.StringType()),
+              T.StructField(LATE_ROW, T.StructType([schema[c] for c in columns]))]
+    taken = [f.name for f in keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
+    if taken:
+        raise WispInputError(f"`on_late` must be 'count' when the result has a column "
+                             f"named {taken[0]!r} (on_late='emit' adds it)")
+    late_rows = LateRows(arrow_schema(fields), events.key)
+    out = states.mapInArrow(PayloadRows(arrow_schema(keyed.fields), late_rows),
+                            T.StructType(fields))
+    return out.observe(LATE_COUNTER, F.count(col(LATE_REASON)).alias("late"))
 

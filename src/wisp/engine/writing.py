@@ -26,10 +26,11 @@ def for_csv(df: DataFrame) -> DataFrame:
 def write_result(df: DataFrame, target: str, fmt: str, *, overwrite: bool) -> None:
     """Write `df` to `target` as `fmt` ("parquet", or "csv" with a header and nested
     columns as JSON text); an existing `target` is replaced with `overwrite`, else the
-    write fails."""
+    write fails. The mode is spelled "error", not its alias "errorifexists": Spark
+    Connect knows only the short name."""
     if fmt == "csv":
         df = for_csv(df)
-    writer = df.write.mode("overwrite" if overwrite else "errorifexists").format(fmt)
+    writer = df.write.mode("overwrite" if overwrite else "error").format(fmt)
     if fmt == "csv":
         writer = writer.option("header", "true")
     writer.save(target)

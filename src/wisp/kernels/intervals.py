@@ -94,7 +94,7 @@ def lifetimes(start: IntArray, end: IntArray, known: BoolArray) -> IntArray:
     return result
 
 
-# ---------------------------------------------------------------- snapping (seed 001)
+# ---------------------------------------------------------------- snapping
 
 
 def snap_start(start: IntArray, size: int, hop: int, align: int) -> IntArray:

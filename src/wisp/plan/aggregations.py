@@ -93,6 +93,9 @@ def grouped_blocker(resolved: Sequence[ResolvedAggregation]) -> str | None:
 
 
 INTERVAL_WINDOWS = "Hopping, Tumbling, Snapshot, CountByStartTime"
+POINT_AND_INTERVAL_WINDOWS = ("Hopping, Tumbling by duration, Snapshot, CountByStartTime or "
+                              "Session")
+"""The window kinds that read interval events (a lifetime `[time, end)` per event)."""
 
 
 def uses_lifetimes(aggregation: Aggregation) -> bool:
@@ -100,20 +103,32 @@ def uses_lifetimes(aggregation: Aggregation) -> bool:
     return aggregation.fn == "time_weighted_mean" or aggregation.lifetimes
 
 
-def refuse_lifetimes(resolved: Sequence[ResolvedAggregation]) -> None:
-    """Windows other than the interval-event ones give values no clipped lifetime."""
+def refuse_lifetimes(resolved: Sequence[ResolvedAggregation], kind: str) -> None:
+    """Windows other than the interval-event ones give values no clipped lifetime:
+    `kind` (the window's name, as the user wrote it) refuses such aggregations."""
     for r in resolved:
         if uses_lifetimes(r.aggregation):
             label = ("time_weighted_mean" if r.aggregation.fn == "time_weighted_mean"
                      else "udaf(..., lifetimes=True)")
-            raise WispUnsupportedError(f"{label} needs interval-event windows "
-                                       f"({INTERVAL_WINDOWS})")
+            raise WispUnsupportedError(
+                f"`window` must be one of {INTERVAL_WINDOWS} for {label} (it weighs each "
+                f"value by its lifetime within the window), found {kind}")
+
+
+def refuse_interval_events(source: Source, kind: str) -> None:
+    """Window kinds that read point events only refuse interval events (events bound
+    with `end`) rather than ignore their ends: `kind` is the window's name."""
+    if source.end is not None:
+        raise WispUnsupportedError(
+            f"`window` must be {POINT_AND_INTERVAL_WINDOWS} for interval events (bound "
+            f"with `end`: column {source.end!r}), found {kind}, which reads point events; "
+            "bind the events without `end` to window their start times")
 
 
 def check_strategy(resolved: tuple[ResolvedAggregation, ...], strategy: str | None,
                    name: str, kind: str) -> None:
     """The checks every kernel-only window kind shares: no clipped lifetimes, and no
     strategy other than its own."""
-    refuse_lifetimes(resolved)
+    refuse_lifetimes(resolved, kind)
     if strategy is not None and strategy != name:
         raise bad_value("strategy", f"{name!r} for {kind} windows or None", strategy)

@@ -5,7 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..errors import bad_value
-from ..spec.time import MICROS_PER_UNIT, duration_to_ticks, is_time_duration
+from ..spec.time import (
+    MICROS_PER_UNIT,
+    TICK_LIMIT,
+    duration_to_ticks,
+    is_time_duration,
+)
 from .source import TimeColumn
 
 DAY = MICROS_PER_UNIT["d"]
@@ -43,3 +48,16 @@ def resolve_duration(value: object, time: TimeColumn, param: str) -> int | float
                             f"{column}", value)
         return int(scaled)
     return float(raw)
+
+
+def resolve_bound(value: object, time: TimeColumn, param: str) -> int | float:
+    """A window bound (`resolve_duration`) that must stay within the 64-bit tick range
+    (checked here for numbers, whose ticks depend on the column: a decimal bound is in
+    units of 10^-scale; `spec.time.check_tick_range` has checked the exact durations)."""
+    ticks = resolve_duration(value, time, param)
+    if isinstance(ticks, int) and abs(ticks) > TICK_LIMIT:
+        unit = (f" of 10^-{time.scale}, the unit of decimal time column {time.name!r}"
+                if time.kind == "decimal" else "")
+        raise bad_value(param, f"a duration within the 64-bit tick range (at most 2^63 - 1 "
+                        f"ticks{unit})", value)
+    return ticks

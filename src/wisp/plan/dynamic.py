@@ -16,7 +16,7 @@ from ..errors import WispUnsupportedError, bad_value
 from ..spec.limits import MAX_TICKS, too_many_ticks
 from ..spec.time import instant_to_micros
 from ..spec.windows import Clock, Dynamic
-from .aggregations import check_strategy
+from .aggregations import check_strategy, refuse_interval_events
 from .durations import resolve_duration
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
@@ -145,9 +145,9 @@ def _check_anchor_table(inputs: Inputs, window: Dynamic) -> Source:
         raise bad_value("anchors", "an event table (wisp.events(...)) or wisp.clock(...)",
                         type(window.anchors).__name__)
     if anchors.is_interval:
-        raise WispUnsupportedError("anchor tables of interval events are not supported: "
-                                   "give the anchors as point events (wisp.events without "
-                                   "`end`) and the window bounds as columns")
+        raise WispUnsupportedError(
+            "`anchors` must be point events (wisp.events without `end`), with the window "
+            f"bounds as columns, found interval events (`end` column {anchors.end!r})")
     if not _same_time_type(anchors.time.type, source.time):
         raise bad_value("anchors", f"an event table whose `time` has the type of the "
                         f"source's ({source.time.type.text})",
@@ -194,9 +194,7 @@ def plan_dynamic(inputs: Inputs, window: Dynamic, resolved: tuple[ResolvedAggreg
                  strategy: str | None) -> Plan:
     source = inputs.source
     check_strategy(resolved, strategy, DYNAMIC_STRATEGY, "Dynamic")
-    if source.is_interval:
-        raise WispUnsupportedError("Dynamic windows over interval events are not executed "
-                                   "yet: bind the source as point events")
+    refuse_interval_events(source, "Dynamic")
     clock = window.anchors if isinstance(window.anchors, Clock) else None
     anchors = None if clock is not None else _check_anchor_table(inputs, window)
     start = _bound(inputs, window, "start", anchors)

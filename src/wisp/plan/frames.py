@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from ..errors import bad_value
 from ..spec.windows import Range, Rows
-from .aggregations import refuse_lifetimes
-from .durations import resolve_duration
+from .aggregations import refuse_interval_events, refuse_lifetimes
+from .durations import resolve_bound
 from .nodes import Plan, ResolvedAggregation
 from .registry import NoWindow, rule
 from .source import ARROW_BATCH_BYTES, Inputs, Source, kernel_shape, tie_break_columns
@@ -108,8 +108,15 @@ class FramesPlan(Plan):
                 "fixed-width frames), which only add values inside each window.")
 
 
-def _check(resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> None:
-    refuse_lifetimes(resolved)
+CUMULATIVE = "cumulative aggregation (Events.agg)"
+
+
+def _check(source: Source, resolved: tuple[ResolvedAggregation, ...], strategy: str | None,
+           kind: str) -> None:
+    refuse_interval_events(source, kind)
+    refuse_lifetimes(resolved, kind)
+    if kind != CUMULATIVE and strategy is not None and strategy != "arrow-frames":
+        raise bad_value("strategy", f"'arrow-frames' for {kind} windows or None", strategy)
     if strategy is not None and strategy not in FRAME_STRATEGIES:
         raise bad_value("strategy", f"one of {', '.join(FRAME_STRATEGIES)} or None",
                         strategy)
@@ -124,9 +131,7 @@ def _frames_plan(source: Source, window: object, frame: Frame,
 @rule(Rows)
 def plan_rows(inputs: Inputs, window: Rows, resolved: tuple[ResolvedAggregation, ...],
               strategy: str | None) -> Plan:
-    _check(resolved, strategy)
-    if strategy == "native-running":
-        raise bad_value("strategy", "'arrow-frames' for Rows windows", strategy)
+    _check(inputs.source, resolved, strategy, "Rows")
     frame = RowsFrame(window.first_index, window.last_index, window.partial)
     if strategy is None and native_rows(inputs, frame, resolved):
         return native_frames_plan(inputs.source, window, frame, resolved)
@@ -183,12 +188,10 @@ def _native_form(frame: RowsFrame, resolved: tuple[ResolvedAggregation, ...]) ->
 @rule(Range)
 def plan_range(inputs: Inputs, window: Range, resolved: tuple[ResolvedAggregation, ...],
                strategy: str | None) -> Plan:
-    _check(resolved, strategy)
-    if strategy == "native-running":
-        raise bad_value("strategy", "'arrow-frames' for Range windows", strategy)
+    _check(inputs.source, resolved, strategy, "Range")
     time = inputs.source.time
-    frame = RangeFrame(resolve_duration(window.start, time, "start"),
-                       resolve_duration(window.end, time, "end"), window.closed)
+    frame = RangeFrame(resolve_bound(window.start, time, "start"),
+                       resolve_bound(window.end, time, "end"), window.closed)
     return _frames_plan(inputs.source, window, frame, resolved,
                         "Spark's sliding frames re-aggregate every frame (O(n*w)) and a "
                         "time frame's width in events is not known when planning; the "
@@ -198,7 +201,7 @@ def plan_range(inputs: Inputs, window: Range, resolved: tuple[ResolvedAggregatio
 @rule(NoWindow)
 def plan_cumulative(inputs: Inputs, window: NoWindow,
                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
-    _check(resolved, strategy)
+    _check(inputs.source, resolved, strategy, CUMULATIVE)
     native_possible = all(r.aggregation.fn != "udaf" for r in resolved)
     if strategy == "native-running" and not native_possible:
         raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate", strategy)

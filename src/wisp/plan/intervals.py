@@ -190,8 +190,8 @@ def _check(source: Source, strategy: str | None, kind: str) -> None:
                         "windows or None", strategy)
     if source.time.kind == "float":
         raise WispUnsupportedError(
-            f"{kind} windows need exact ticks: `time` must be a timestamp, date, integer or "
-            f"decimal column, found float time column {source.time.name!r}")
+            f"`time` must be a timestamp, date, integer or decimal column for {kind} "
+            f"windows (they need exact ticks), found float column {source.time.name!r}")
 
 
 def resolve_align(value: object, time: TimeColumn) -> int:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import WispUnsupportedError, bad_value, did_you_mean
+from ..errors import bad_value, did_you_mean
 from ..spec.calendar import check_cron_matches
 from ..spec.windows import CalendarTick, Since, Trailing
-from .aggregations import grouped_blocker, refuse_lifetimes
+from .aggregations import grouped_blocker, refuse_interval_events, refuse_lifetimes
 from .durations import DAY
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
@@ -157,10 +157,8 @@ def _check(source: Source, resolved: tuple[ResolvedAggregation, ...],
     if strategy is not None and strategy not in STRATEGIES[kind]:
         raise bad_value("strategy", f"one of {', '.join(STRATEGIES[kind])} for {kind} "
                         "windows or None", strategy)
-    if source.is_interval:
-        raise WispUnsupportedError(f"{kind} windows take point events; these events have "
-                                   f"an end column ({source.end!r})")
-    refuse_lifetimes(resolved)
+    refuse_interval_events(source, kind)
+    refuse_lifetimes(resolved, kind)
 
 
 def _ticks_plan(source: Source, window: object, ticks: Ticks,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from ..errors import WispUnsupportedError
 from ..spec.aggregates import Aggregation
 from . import dynamic, frames, intervals, periods, policies, sessions
-from .aggregations import resolve
+from .aggregations import refuse_interval_events, resolve
 from .nodes import Plan
 from .registry import NoWindow, rule_for
 from .source import Inputs
@@ -30,8 +30,11 @@ def plan(inputs: Inputs, window: object | None, aggregations: Sequence[Aggregati
     spec = NoWindow() if window is None else window
     rule = rule_for(spec)
     if rule is None:
-        raise WispUnsupportedError(f"{type(spec).__name__} windows are not executed yet")
+        raise WispUnsupportedError(f"`window` must be a window kind this version of wisp "
+                                   f"executes, found {type(spec).__name__}")
     resolved = resolve(inputs.source, aggregations)
+    if isinstance(spec, NoWindow):  # a stream's accumulators too read point events only
+        refuse_interval_events(inputs.source, frames.CUMULATIVE)
     if inputs.source.lateness is not None:
         return plan_stream(inputs, spec, resolved, strategy)
     return rule(inputs, spec, resolved, strategy)

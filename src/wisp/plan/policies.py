@@ -16,11 +16,11 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..errors import WispUnsupportedError, bad_value
+from ..errors import bad_value
 from ..spec.policies import Count, Delta, Policy, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
-from .aggregations import grouped_blocker, refuse_lifetimes
+from .aggregations import grouped_blocker, refuse_interval_events, refuse_lifetimes
 from .durations import DAY, resolve_duration
 from .frames import RowsFrame, native_frames_plan, native_rows
 from .nodes import Plan, ResolvedAggregation
@@ -183,10 +183,8 @@ def _check(source: Source, resolved: tuple[ResolvedAggregation, ...],
            strategy: str | None, kind: str) -> None:
     if strategy is not None and strategy != STRATEGY:
         raise bad_value("strategy", f"{STRATEGY!r} or None", strategy)
-    if source.end is not None:
-        raise WispUnsupportedError(f"{kind} windows take point events (tuples): bind the "
-                                   "events without `end`")
-    refuse_lifetimes(resolved)
+    refuse_interval_events(source, kind)
+    refuse_lifetimes(resolved, kind)
 
 
 def _policies_plan(source: Source, window: object, resolved: tuple[ResolvedAggregation, ...],
@@ -232,7 +230,7 @@ def plan_policy_tumbling(inputs: Inputs, window: Tumbling,
                          resolved: tuple[ResolvedAggregation, ...],
                          strategy: str | None) -> Plan:
     source = inputs.source
-    _check(source, resolved, strategy, "Tumbling")
+    _check(source, resolved, strategy, "Tumbling by policy")
     if window.align is not None:
         raise bad_value("align", "None for a policy-sized Tumbling window (give the phase "
                         "as Time(t, align=...))", window.align)

@@ -18,6 +18,7 @@ TypeFamily = Literal["integer", "float", "decimal", "boolean", "string", "binary
                      "timestamp", "timestamp_ntz", "date", "other"]
 TimeKind = Literal["timestamp", "timestamp_ntz", "date", "integer", "decimal", "float"]
 NullTimePolicy = Literal["error", "drop"]
+LatePolicy = Literal["count", "emit"]
 ValueClass = Literal["none", "integer", "float", "boolean", "decimal", "ordered", "other"]
 
 
@@ -103,6 +104,8 @@ class Source:
     on_null_time: NullTimePolicy = "error"
     lateness: int | None = None
     """A stream's lateness in ticks of its time column; None for a batch table."""
+    on_late: LatePolicy = "count"
+    """A stream's late rows: counted ("count") or output as rows ("emit")."""
 
     @property
     def is_interval(self) -> bool:

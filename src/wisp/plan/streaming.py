@@ -14,7 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import WispError, WispUnsupportedError
-from ..spec.windows import Hopping, Range, Rows, Session, Since, Tumbling
+from ..spec.windows import (
+    CountByStartTime,
+    Hopping,
+    Range,
+    Rows,
+    Session,
+    Since,
+    Snapshot,
+    Tumbling,
+)
 from .frames import RangeFrame, RowsFrame
 from .nodes import Plan, ResolvedAggregation
 from .periods import Ticks
@@ -25,8 +34,8 @@ STREAM_STRATEGY = "stream"
 RUNNING_STRATEGY = "arrow-running"
 UNBOUNDED_FNS = ("collect", "udaf")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
-                "Tumbling and Hopping by duration (output='windows', point events)",
-                "Session")
+                "Tumbling and Hopping by duration (output='windows')", "Snapshot",
+                "CountByStartTime", "Session")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,9 +75,16 @@ class StreamPlan(Plan):
                 "below it are sorted by time and tie-break and fed to the resumable "
                 f"kernel of the batch strategy {self.inner.strategy}, told that no later "
                 f"row comes at or below the watermark. State per key: {self.state}. "
-                f"Emitted: {self.emits}. Rows at or below the watermark when they arrive "
-                "are late: Spark drops and counts them (wisp.stream_report). One "
-                "event-time timer per key wakes it when its next output can be final.")
+                f"Emitted: {self.emits}. {self.late()} One event-time timer per key "
+                "wakes it when its next output can be final.")
+
+    def late(self) -> str:
+        if self.source.on_late == "emit":
+            return ("Late rows (on_late='emit'): Spark's late filter is off; a row below "
+                    "the watermark its key was already fed up to comes out as a row with "
+                    "late_reason and late_row set (wisp.stream_report counts them).")
+        return ("Rows at or below the watermark of the batch before theirs are late: "
+                "Spark drops and counts them (wisp.stream_report).")
 
 
 def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, ...],
@@ -78,16 +94,17 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
     source = inputs.source
     assert source.lateness is not None
     if strategy not in (None, STREAM_STRATEGY):
-        raise WispUnsupportedError(f"a stream runs on the '{STREAM_STRATEGY}' strategy, "
-                                   f"not {strategy!r}")
+        raise WispUnsupportedError(f"`strategy` must be '{STREAM_STRATEGY}' or None for a "
+                                   f"query over a stream, found {strategy!r}")
     name = "cumulative aggregation" if isinstance(window, NoWindow) else \
         type(window).__name__
     unbounded = [r.name for r in resolved if r.aggregation.fn in UNBOUNDED_FNS]
     if unbounded and isinstance(window, (NoWindow, Since)):
         raise WispUnsupportedError(
-            f"{', '.join(unbounded)} over {name} on a stream would keep every row of a "
-            "key for ever (its window never closes): use a bounded window (Rows, Range, "
-            "Tumbling, Session) for collect and udaf")
+            f"`aggregations` must not read every value of a window that never closes "
+            f"({name}) on a stream, found {', '.join(unbounded)}: its state would keep "
+            "every row of a key for ever; use a bounded window (Rows, Range, Tumbling, "
+            "Session) for collect and udaf")
     inner, state, emits = _inner(inputs, window, resolved, name)
     return StreamPlan(source=source, window=inner.window, aggregations=resolved,
                       tie_break=tie_break_columns(source), reason=(
@@ -98,8 +115,8 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
 
 def _unsupported(name: str, why: str = "") -> WispUnsupportedError:
     return WispUnsupportedError(
-        f"{name} windows do not run on a stream yet{why}; the kinds that do: "
-        f"{', '.join(STREAM_KINDS)}")
+        f"`window` must be one of {', '.join(STREAM_KINDS)} on a stream (the other kinds "
+        f"do not run on a stream yet), found {name}{why}")
 
 
 def _batch_rule_plan(inputs: Inputs, window: object,
@@ -123,15 +140,12 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-ticks")
         ticks = getattr(inner, "ticks", None)
         if not isinstance(ticks, Ticks) or ticks.predicate is None:
-            raise _unsupported("Since over calendar ticks", " (issue: streaming for every "
-                               "kind)")
+            raise _unsupported("Since over calendar ticks")
         return (AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
                                  tie_break=tie_break_columns(source), reason="a stream",
                                  ticks=ticks),
                 "one accumulator set since the last tick row",
                 "each row's output once the watermark passes its time")
-    if source.is_interval and not isinstance(window, Session):
-        raise _unsupported(f"{name} over interval events")
     if isinstance(window, (Rows, Range)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-frames")
         frame = getattr(inner, "frame", None)
@@ -152,9 +166,22 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         try:
             inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
         except WispError as error:
-            raise _unsupported(f"{name} by policy", f" ({error})") from error
+            raise _unsupported(f"{name} by policy") from error
+        if source.is_interval:
+            return (inner, "the events alive in the windows not yet final (an event "
+                    "stays while it is alive: open-ended events for ever)",
+                    "a window once the watermark passes its end")
         return (inner, "the rows of the windows not yet final (at most size / hop "
                 "windows)", "a window once the watermark passes its end")
+    if isinstance(window, Snapshot):
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
+        return (inner, "the events alive at the frontier (an event stays while it is "
+                "alive: open-ended events for ever)", "a window once the watermark "
+                "passes its end (the next start or end point)")
+    if isinstance(window, CountByStartTime):
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
+        return (inner, f"the events of the last {window.n} distinct start times",
+                "a window once the watermark passes its last start time")
     if isinstance(window, Session):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-sessions")
         return (inner, "the open session's rows (bounded by max_duration when given)",

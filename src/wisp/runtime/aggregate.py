@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ..errors import WispInputError
 from ..kernels import window_agg as wa
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
 
@@ -25,6 +26,10 @@ class AggregateJob:
     output_type: pa.DataType
     func: Callable[..., Any] | None
     lifetimes: bool = False
+    name: str = ""
+    """The output column (a udaf's name, in its errors)."""
+    returns: str = ""
+    """A udaf's declared type, as the user wrote it."""
 
 
 def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
@@ -60,7 +65,7 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     if fn == "udaf":
         assert job.func is not None
         results = wa.frame_apply(job.func, udaf_values(job, column), ticks, valid, lo, hi)
-        return pa.array(results, type=job.output_type)
+        return udaf_array(job, results)
     if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
         return to_arrow(wa.frame_extreme_by_rank(fn, dense_ranks(column), valid, lo, hi),
                         column, job)
@@ -75,6 +80,30 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     if fn in ("variance", "stddev"):
         return to_arrow(wa.frame_moments(fn, values, valid, lo, hi), column, job)
     raise AssertionError(f"no kernel for {fn}")
+
+
+def udaf_array(job: AggregateJob, results: list[Any]) -> pa.Array:
+    """A udaf's results as an array of its declared type. A result Arrow cannot convert
+    to that type is a `WispInputError` naming the udaf, its declared type and the
+    result, not Arrow's bare error."""
+    try:
+        return pa.array(results, type=job.output_type)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as error:
+        bad = next((r for r in results if not _converts(r, job.output_type)), None)
+        shown = "a result" if bad is None else f"the result {bad!r} ({type(bad).__name__})"
+        raise WispInputError(
+            f"`returns` of udaf {job.name!r} must be the type of its results, found "
+            f"returns={job.returns!r} ({job.output_type}) and {shown}, which does not "
+            "convert to it; return values of the declared type, or declare the type "
+            "the function returns") from error
+
+
+def _converts(value: Any, data_type: pa.DataType) -> bool:
+    try:
+        pa.array([value], type=data_type)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def udaf_values(job: AggregateJob, column: pa.Array) -> npt.NDArray[Any]:

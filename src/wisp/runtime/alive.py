@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..kernels import stabbing as sb
 from ..kernels import window_agg as wa
-from .aggregate import AggregateJob, scaled, to_arrow, udaf_values
+from .aggregate import AggregateJob, scaled, to_arrow, udaf_array, udaf_values
 from .codec import dense_ranks, numeric_values, validity
 
 
@@ -40,7 +40,7 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     if fn == "udaf":
         assert job.func is not None
         results = sb.alive_apply(stab, job.func, udaf_values(job, column), ticks, valid)
-        return pa.array(results, type=job.output_type)
+        return udaf_array(job, results)
     if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
         return to_arrow(sb.alive_extreme_by_rank(stab, fn, dense_ranks(column), valid),
                         column, job)

@@ -15,9 +15,10 @@ DAY = 86_400_000_000
 
 def tick_range_message(time: str) -> str:
     """The error of a window whose bound would leave the 64-bit tick range."""
-    return (f"wisp: a window bound of the time column {time!r} leaves the 64-bit tick "
-            "range (a time too close to its limits for this window; for a decimal time, "
-            "cast to a decimal with fewer decimal places)")
+    return (f"wisp: `time` column {time!r} must keep every window bound within the 64-bit "
+            "tick range, found a bound beyond it (a time too close to the limits of the "
+            "range for this window; for a decimal time, cast to a decimal with fewer "
+            "decimal places)")
 
 
 def validity(array: pa.Array) -> npt.NDArray[np.bool_]:

@@ -2,11 +2,12 @@
 start lies between a key's `i`-th and `(i+n-1)`-th distinct start times
 (`kernels.intervals.count_by_start`).
 
-Resumable (`resume`): once the newest start seen is `T`, a window whose last start time
-is before `T` is final (a later event starts at or after `T`: it joins no such window,
-and a window's members are the events of its `n` start times). A step emits those; it
-carries the events of the last `n` distinct start times (the newest one may still gain
-events), so the state is bounded by one window's events.
+Resumable (`resume`): once the newest start seen is `T` (on a stream, once every later
+event starts at or after a bound `B`: `T` then reads as `max(T, B)`), a window whose
+last start time is before `T` is final (a later event starts at or after `T`: it joins
+no such window, and a window's members are the events of its `n` start times). A step
+emits those; it carries the events of the last `n` distinct start times (the newest one
+may still gain events), so the state is bounded by one window's events.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..kernels import intervals as iv
 from ..plan.intervals import CountWindows
 from .aggregate import AggregateJob
 from .intervals import IntervalKernel
-from .resumable import Scalar
+from .resumable import Horizon, Scalar
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,13 @@ class CountKernel(IntervalKernel):
         """The windows of the carried events and the new chunk, recomputed: those whose
         last start time is at or after the previous newest start (the earlier ones were
         emitted) and, in a step, before the newest start `T`; the events of the last `n`
-        distinct start times are carried. A stream's horizon is ignored (`bound` is
-        None: see `intervals`)."""
+        distinct start times are carried. Under a stream's `bound` (every later event
+        starts at or after it) the windows whose last start time is before it are final
+        too: all of those ending the rows fed."""
         start, end = self.lifetimes(table)
         before, newest = self.newest(start, scalars)
+        if bound is not None and not final:
+            newest = max(newest, bound, before if before is not None else bound)
         groups, rows, _ = iv.count_by_start(start, self.window.n)
         self.check_bounds(rows)
         mask = np.ones(len(rows.group), dtype=bool)
@@ -57,6 +61,11 @@ class CountKernel(IntervalKernel):
         first = distinct[-self.window.n] if len(distinct) >= self.window.n else distinct[0]
         keep = np.nonzero(start >= first)[0].astype(np.int64)
         return out, keep, {"newest": newest}
+
+    def bound(self, horizon: Horizon | None) -> int | None:
+        """A stream's horizon as the first tick a later event can start at (no wake: a
+        step told it emits every window its rows complete)."""
+        return self.first_start(horizon)
 
     def needs_members(self, job: AggregateJob) -> bool:
         """Always: a count window's members are contiguous in start order, so its groups

@@ -27,7 +27,7 @@ from ..kernels import frames as fr
 from ..plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
-from .codec import from_ticks, to_ticks
+from .codec import from_ticks, tick_range_message, to_ticks
 from .resumable import Horizon, KernelState, pending, resumed
 
 GATHER = 3
@@ -265,6 +265,9 @@ class FrameKernel:
         frame = self.frame
         anchor_times = ticks[anchors]
         if isinstance(frame, RangeFrame):
+            if _leaves_ticks(anchor_times, frame.start) or _leaves_ticks(anchor_times,
+                                                                         frame.end):
+                raise OverflowError(tick_range_message(self.time))
             known = np.ones(len(anchors), dtype=bool)
             return (fr.shifted(anchor_times, frame.start), fr.shifted(anchor_times, frame.end),
                     known)
@@ -295,6 +298,18 @@ class FrameKernel:
         for job in self.aggregates:
             columns.append(aggregate(job, group, ticks, lo, hi))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def _leaves_ticks(times: npt.NDArray[Any], offset: int | float) -> bool:
+    """Whether `time + offset` leaves the 64-bit tick range for one of `times` (integer
+    ticks): a `Range` window's bound there fails the query, as the interval kinds' do,
+    rather than being clamped to the range's edge."""
+    if times.dtype.kind == "f" or offset == 0 or len(times) == 0:
+        return False
+    info = np.iinfo(np.int64)
+    if offset > 0:
+        return bool(times.max() > info.max - int(offset))
+    return bool(times.min() < info.min - int(offset))
 
 
 def as_horizon(tick: Any) -> Horizon:

@@ -34,7 +34,6 @@ ends where the result changes, which later events decide) and `wake` is None.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -179,15 +178,9 @@ class HoppingKernel(IntervalKernel):
         """With `output="windows"`, the first tick a later event can start at under the
         promise that its time is at least `horizon` (date time: the first whole day);
         None without a horizon, or with "changes" (ignored: see the module)."""
-        if horizon is None or self.window.output != "windows":
+        if self.window.output != "windows":
             return None
-        if isinstance(horizon, float):
-            if math.isnan(horizon) or horizon == -math.inf:
-                return None  # no promise at all
-            if horizon == math.inf:
-                return int(iv.END_OF_TIME)
-            return clamped(math.ceil(horizon / self.unit))
-        return clamped(-(-horizon // self.unit))
+        return self.first_start(horizon)
 
     def frontier(self, before: int | None, newest: int, bound: int, end: iv.IntArray,
                  horizon: int) -> int:

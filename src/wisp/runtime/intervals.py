@@ -20,17 +20,17 @@ window's reach, except that an event stays carried while it is alive: open-ended
 very long events stay in the state as long as windows can still hold them.
 
 Every kind is also `resumable.Streamable` in form: a step may be told a horizon (every
-later event starts at or after it) and `wake` says when one would emit. Only hopping
-windows with `output="windows"` use it (`HoppingKernel.bound`); the other kinds (and
-hopping with "changes") ignore the horizon, a step then being the batch step, and never
-wake: their finality under a horizon is not a matter of one bound (a snapshot window
-ends at the next start or end point, which a horizon does not make one; a count window
-still open waits for more start times, not for time).
+later event starts at or after it) and `wake` says when one would emit. Hopping windows
+with `output="windows"` (`HoppingKernel.bound`) and snapshot windows
+(`SnapshotKernel.bound`) use it; the other kinds (and hopping with "changes") ignore
+the horizon, a step then being the batch step, and never wake (a count window still
+open waits for more start times, not for time).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 from ..kernels import intervals as iv
 from ..kernels import stabbing as sb
 from ..plan.intervals import IntervalWindow
-from .aggregate import AggregateJob, aggregate, scaled, udaf_values
+from .aggregate import AggregateJob, aggregate, scaled, udaf_array, udaf_values
 from .alive import aggregate_alive
 from .batches import CHUNK_ROWS
 from .codec import (
@@ -175,6 +175,20 @@ class IntervalKernel:
         """A stream's `horizon` as the start every later event has at least, in this
         kind's ticks, where its step uses one; None (the horizon ignored) by default."""
         return None
+
+    def first_start(self, horizon: Horizon | None) -> int | None:
+        """The first tick (of this kind's ticks) a later event can start at under the
+        promise that its time is at least `horizon` (date time: the first whole day);
+        None without a promise."""
+        if horizon is None:
+            return None
+        if isinstance(horizon, float):
+            if math.isnan(horizon) or horizon == -math.inf:
+                return None  # no promise at all
+            if horizon == math.inf:
+                return int(iv.END_OF_TIME)
+            return clamped(math.ceil(horizon / self.unit))
+        return clamped(-(-horizon // self.unit))
 
     def wake(self, state: KernelState) -> Horizon | None:
         """The smallest horizon at which a step with no new rows emits a window: None
@@ -343,7 +357,7 @@ class IntervalKernel:
         results = [job.func(values[a:b][valid[a:b]], begin[a:b][valid[a:b]],
                             finish[a:b][valid[a:b]])
                    for a, b in zip(lo, hi, strict=True)]
-        return pa.array(results, type=job.output_type)
+        return udaf_array(job, results)
 
 
 def clamped(value: int) -> int:

@@ -6,6 +6,11 @@ at or before `T` is final (a later event starts at or after `T`: it adds no poin
 it and lives in no window before it). A step emits those; it carries the events alive
 after `T` (`end > T`), so the state is the events alive at one instant: open-ended and
 long events stay in it as long as they live.
+
+On a stream (`bound`: every later event starts at or after `B`), the frontier moves on
+from `T` to the latest end point at or before `B`: a window ending there is final for
+the same reason. The frontier stays a point, so that no window straddles it (the next
+step's windows begin there); `wake` is the horizon that reaches the next end point.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from ..kernels import stabbing as sb
 from ..plan.intervals import SnapshotWindows
 from .aggregate import AggregateJob
 from .intervals import IntervalKernel
-from .resumable import Scalar
+from .resumable import Horizon, KernelState, Scalar
 
 
 @dataclass(frozen=True)
@@ -35,17 +40,42 @@ class SnapshotKernel(IntervalKernel):
                 runs: iv.IntArray | None) -> tuple[iv.Groups, iv.Rows, iv.IntArray]:
         return iv.snapshot(start, end, gather=self.gather, runs=runs)
 
+    def bound(self, horizon: Horizon | None) -> int | None:
+        """A stream's horizon as the first tick a later event can start at."""
+        return self.first_start(horizon)
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The horizon at which the earliest end point after the frontier becomes one
+        (a step then emits the window ending there); None without carried events that
+        end."""
+        if state.rows.num_rows == 0:
+            return None
+        _, end = self.lifetimes(state.rows)
+        frontier = state.scalars.get("newest")
+        assert frontier is None or isinstance(frontier, int)
+        ends = end[(end != iv.END_OF_TIME) & (end > (frontier if frontier is not None
+                                                     else np.iinfo(np.int64).min))]
+        if len(ends) == 0:
+            return None
+        return (int(ends.min()) - 1) * self.unit + 1  # the least h whose bound reaches it
+
     def resume(self, table: pa.Table, scalars: dict[str, Scalar], final: bool,
                bound: int | None = None
                ) -> tuple[pa.RecordBatch, iv.IntArray, dict[str, Scalar]]:
         """The windows of the carried events and the new chunk, recomputed with starts
-        clipped up to the previous newest start `before` (the windows from there on are
+        clipped up to the previous frontier `before` (the windows from there on are
         the same; aggregates still see the real starts): those beginning at or after
-        `before` and, in a step, ending at or before the newest start `T`; the events
-        alive after `T` are carried. A stream's horizon is ignored (`bound` is None:
-        see `intervals`)."""
+        `before` and, in a step, ending at or before the frontier, the newest start `T`
+        or, under a stream's `bound`, the latest end point at or before it if later;
+        the events alive after the frontier are carried."""
         start, end = self.lifetimes(table)
         before, newest = self.newest(start, scalars)
+        if before is not None:
+            newest = max(newest, before)
+        if bound is not None and not final:
+            reached = end[(end != iv.END_OF_TIME) & (end <= bound)]
+            if len(reached):
+                newest = max(newest, int(reached.max()))
         clipped = start if before is None else np.maximum(start, before)
         groups, rows, _ = iv.snapshot(clipped, end, gather=self.gather)
         self.check_bounds(rows)

@@ -24,6 +24,7 @@ import hashlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -35,28 +36,30 @@ from .codec import to_ticks
 from .resumable import Horizon, KernelState, Streamable
 from .sorting import sort_order
 
-STREAM_STATE_VERSION = 1
+STREAM_STATE_VERSION = 2
 TICKS_PER_MS = 1000
 
 
 @dataclass(frozen=True)
 class StreamState:
     """One key's state between micro-batches: the kernel's state (None before its first
-    step) and the rows waiting for the watermark (in the kernel's input schema)."""
+    step), the rows waiting for the watermark (in the kernel's input schema) and `fed`,
+    the horizon the kernel was last fed up to (0: never): a row below it is late."""
 
     kernel: KernelState | None
     pending: pa.Table
+    fed: int = 0
 
-    def to_row(self, spec: str) -> tuple[int, str, bytes | None, bytes]:
+    def to_row(self, spec: str) -> tuple[int, str, bytes | None, bytes, int]:
         """The value the stateful operator stores: format version, the query's spec
-        hash, the kernel state's bytes and the pending rows' Arrow IPC bytes."""
+        hash, the kernel state's bytes, the pending rows' Arrow IPC bytes, `fed`."""
         kernel = None if self.kernel is None else self.kernel.to_bytes()
-        return (STREAM_STATE_VERSION, spec, kernel, _ipc(self.pending))
+        return (STREAM_STATE_VERSION, spec, kernel, _ipc(self.pending), self.fed)
 
     @classmethod
     def from_row(cls, row: Sequence[Any], spec: str) -> StreamState:
         """A stored value read back; one made for another query is refused."""
-        version, stored_spec, kernel, pending = row
+        version, stored_spec, kernel, pending, *rest = row
         if version != STREAM_STATE_VERSION:
             raise WispInputError(f"`checkpointLocation` must hold state of format "
                                  f"{STREAM_STATE_VERSION}, found format {version!r}")
@@ -67,7 +70,7 @@ class StreamState:
                 "a changed window, aggregation, key, time or lateness needs a new "
                 "checkpoint location")
         state = None if kernel is None else KernelState.from_bytes(bytes(kernel))
-        return cls(state, _from_ipc(bytes(pending)))
+        return cls(state, _from_ipc(bytes(pending)), int(rest[0]))
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -113,13 +116,40 @@ class StreamKernel:
     def empty(self) -> StreamState:
         return StreamState(None, self.schema.empty_table())
 
+    def split_late(self, state: StreamState | None, rows: pa.Table
+                   ) -> tuple[pa.Table, pa.Table]:
+        """A micro-batch's new rows of the key as (on time, late): a row is late when its
+        time lies below the horizon the key's kernel was already fed up to, so that
+        outputs it belongs to may have been emitted. Spark's own late filter (the
+        default) drops every such row before the operator; with `on_late="emit"` it is
+        off and they arrive here."""
+        if state is None or state.fed == 0 or rows.num_rows == 0:
+            return rows, rows.slice(0, 0)
+        late = self.ticks(rows) < state.fed
+        if not late.any():
+            return rows, rows.slice(0, 0)
+        return rows.filter(pa.array(~late)), rows.filter(pa.array(late))
+
+    def late_reason(self, state: StreamState) -> str:
+        """Why rows below `state.fed` are late, naming the watermark they fell under."""
+        ticks = state.fed - 1
+        if self.time_kind in ("timestamp", "timestamp_ntz", "date"):
+            moment = datetime(1970, 1, 1) + timedelta(microseconds=ticks)
+            shown = (moment.date().isoformat() if self.time_kind == "date"
+                     else moment.isoformat(sep=" "))
+        else:
+            shown = f"{ticks} (ticks)"
+        return (f"at or below the watermark {shown}, up to which the key's rows were "
+                "already in windows")
+
     def on_rows(self, state: StreamState | None, rows: pa.Table, watermark_ms: int
                 ) -> tuple[list[pa.RecordBatch], StreamState, int | None]:
-        """A micro-batch's new rows of the key: outputs, the state, the timer (ms)."""
+        """A micro-batch's new rows of the key, none late (`split_late`): outputs, the
+        state, the timer (ms)."""
         state = self.empty() if state is None else state
         pending = pa.concat_tables([state.pending, rows.select(self.schema.names)
                                     .cast(self.schema)])
-        return self.advance(StreamState(state.kernel, pending), watermark_ms)
+        return self.advance(StreamState(state.kernel, pending, state.fed), watermark_ms)
 
     def on_timer(self, state: StreamState | None, watermark_ms: int
                  ) -> tuple[list[pa.RecordBatch], StreamState, int | None]:
@@ -142,7 +172,8 @@ class StreamKernel:
         out, kernel_state = self.kernel.step(state.kernel, chunk, horizon)
         outputs = [out] if out.num_rows else []
         wake = self.kernel.wake(kernel_state)
-        return outputs, StreamState(kernel_state, rest), self.timer(self.ticks(rest), wake)
+        return (outputs, StreamState(kernel_state, rest, max(state.fed, int(horizon))),
+                self.timer(self.ticks(rest), wake))
 
     def ticks(self, table: pa.Table) -> npt.NDArray[Any]:
         return to_ticks(table.column(self.time).combine_chunks(), self.time_kind)
@@ -152,7 +183,7 @@ class StreamKernel:
         """The watermark (ms) at which the key can next emit: the earliest pending row
         is complete once the watermark reaches its time, the kernel's `wake` once the
         horizon (watermark + 1 tick) reaches it."""
-        due = [int(pending.min())] if len(pending) else []
+        due = [int(np.floor(pending.min()))] if len(pending) else []
         if wake is not None:
             due.append(int(np.ceil(wake)) - 1)
         if not due:

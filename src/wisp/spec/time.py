@@ -88,6 +88,20 @@ def duration_to_ticks(value: object, param: str) -> int | float | Decimal:
     raise bad_value(param, GRAMMAR, value)
 
 
+TICK_LIMIT = (1 << 63) - 1
+"""The largest magnitude of a tick count: windows are computed on 64-bit ticks."""
+TICK_RANGE = ("a duration within the 64-bit tick range (at most 2^63 - 1 ticks; a tick of "
+              "a time duration is a microsecond, so at most about 106,751,991 days)")
+
+
+def check_tick_range(ticks: int | float | Decimal, value: object, param: str) -> None:
+    """Refuse an exact duration (`value`, `ticks` as `duration_to_ticks` gives them)
+    whose ticks leave the 64-bit range: a window bound there would have to be clamped
+    or wrap around. Fractional numbers are checked once the time column is known."""
+    if isinstance(ticks, int) and abs(ticks) > TICK_LIMIT:
+        raise bad_value(param, TICK_RANGE, value)
+
+
 def format_duration(value: object) -> str:
     """A duration as the user would write it: timedeltas in the string grammar."""
     if not isinstance(value, _dt.timedelta):

@@ -16,6 +16,7 @@ from ..errors import bad_value, did_you_mean
 from .limits import MAX_TICKS, check_max_ticks
 from .policies import Count, Delta, Punctuation, Time, check_align
 from .time import (
+    check_tick_range,
     duration_to_ticks,
     format_duration,
     is_time_duration,
@@ -142,6 +143,8 @@ class Range(Window):
         check_closed(self.closed)
         lo = duration_to_ticks(self.start, "start")
         hi = duration_to_ticks(self.end, "end")
+        check_tick_range(lo, self.start, "start")
+        check_tick_range(hi, self.end, "end")
         units = {is_time_duration(v) for v in (self.start, self.end) if v != 0}
         if len(units) > 1:
             raise bad_value("end", "the same kind of duration as `start` (both durations "
@@ -177,6 +180,7 @@ class Range(Window):
         ticks = duration_to_ticks(duration, "duration")
         if ticks < 0:
             raise bad_value("duration", "a duration >= 0", duration)
+        check_tick_range(ticks, duration, "duration")
         if is_time_duration(duration):
             return cls(-_dt.timedelta(microseconds=int(ticks)), _dt.timedelta(0), closed)
         return cls(-ticks, 0, closed)

@@ -352,3 +352,18 @@ def test_demo_runs(tmp_path: Path) -> None:
     assert "300 readings from 3 sensors" in result.stdout
     for name in ("rolling", "last3", "running"):
         assert (tmp_path / "demo" / name / "_SUCCESS").exists()
+
+
+def test_bad_data_found_while_the_query_runs_is_one_line_and_exit_two(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """A null delta attribute, found by the sliding kernel in a Python worker: the
+    command prints wisp's message alone on one line, not Spark's traceback."""
+    path = str(tmp_path / "bad.parquet")
+    spark.createDataFrame([(1, None, 1.0)], "t long, a double, v double").write.parquet(path)
+    body = ("events: {time: t}\nwindow: {kind: Sliding, evict: {kind: Delta, attr: a, "
+            "d: 1.0}}\naggregations: [count]\n")
+    result = invoke("run", query(tmp_path, body), "--input", path, "--output",
+                    str(tmp_path / "o"))
+    assert result.exit_code == 2
+    assert result.stderr == ("error: `attr` column 'a' must not be null or NaN (a Delta "
+                             "policy compares its values), found a null or NaN value\n")

@@ -21,7 +21,8 @@ SCRIPT = textwrap.dedent("""
     from pyspark.sql import SparkSession, functions as F
     import wisp as ws
     spark = (SparkSession.builder.remote("local[2]")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
     df = spark.createDataFrame([(k, float(k + 1)) for k in range(8)], "t long, v double")
     ev = ws.events(df.withColumn("ts", F.timestamp_micros(F.col("t") * 1000000)), time="ts")

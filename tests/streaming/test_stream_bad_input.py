@@ -161,3 +161,14 @@ def test_only_the_stream_strategy_runs_a_stream(stream: DataFrame) -> None:
                        match="`strategy` must be 'stream' or None for a query over a "
                        "stream, found 'arrow-frames'"):
         run(ev, ws.Rows(-1, 0), [ws.count()], strategy="arrow-frames")
+
+
+def test_a_column_of_another_type_is_refused_on_a_stream(stream: DataFrame) -> None:
+    ev = ws.events(stream.withColumn("arr", F.array("v")), time="ts", key="k",
+                   lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(ws.Rows(-1, 0)).agg(ws.collect("arr"))
+    assert str(caught.value) == (
+        "`arr` must be a number, boolean, string, binary, decimal or time column for a "
+        "query over a stream to read it (other types do not cross into its operator yet), "
+        "found array<double>")

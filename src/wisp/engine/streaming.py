@@ -54,16 +54,17 @@ def check_state_store(spark: SparkSession) -> None:
 def crossing(field: T.StructField, is_time: bool, label: str) -> Crossing:
     """How the column `field` crosses into the processor (as `label`)."""
     kind, data_type = arrow_type(field.dataType), field.dataType
-    if is_time and not isinstance(data_type, (T.FractionalType)):
+    if is_time and not isinstance(data_type, T.FractionalType):
         return Crossing(field.name, kind, "ticks", label)
     if isinstance(data_type, (T.StringType, T.BinaryType, T.DecimalType)):
         return Crossing(field.name, kind, "plain", label)
     if isinstance(data_type, (T.NumericType, T.BooleanType, T.TimestampType,
                               T.TimestampNTZType, T.DateType)):
         return Crossing(field.name, kind, "flagged", label)
-    raise WispUnsupportedError(f"a {data_type.simpleString()} column ({field.name!r}) does "
-                               "not run on a stream yet: the kernel reads it, and only "
-                               "numbers, booleans, strings, binary, decimals and times cross")
+    raise WispUnsupportedError(
+        f"`{field.name}` must be a number, boolean, string, binary, decimal or time column "
+        "for a query over a stream to read it (other types do not cross into its operator "
+        f"yet), found {data_type.simpleString()}")
 
 
 def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -36,6 +37,25 @@ def spark() -> Iterator[object]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def streaming(spark: Any) -> Iterator[Any]:
+    """The shared session set for streams: the RocksDB state store and two shuffle
+    partitions (each micro-batch runs a task per partition of the stateful operator);
+    the settings are put back after the module."""
+    from wisp.plan.source import ROCKSDB, STATE_STORE
+
+    names = (STATE_STORE, "spark.sql.shuffle.partitions")
+    previous = {name: spark.conf.get(name, None) for name in names}
+    spark.conf.set(STATE_STORE, ROCKSDB)
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    yield spark
+    for name, value in previous.items():
+        if value is None:
+            spark.conf.unset(name)
+        else:
+            spark.conf.set(name, value)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -687,6 +687,19 @@ def stream_session(master: str | None) -> SparkSession:
     return spark
 
 
+def query_and_paths(query_file: str, input_: str | None, output: str | None
+                    ) -> tuple[Query, str, str]:
+    """The query file's query, the input path and the output path (the options or the
+    query's own)."""
+    query = load_query(query_file)
+    source = input_path(query, input_)
+    target = output or query.output_path
+    if not target:
+        raise BadInput("`--output` must be given (or output.path in the query), "
+                       "found nothing")
+    return query, source, target
+
+
 def run_stream(query_file: str, input_: str | None, output: str | None,
                master: str | None, explain: bool, overwrite: bool, fmt: str | None,
                args: StreamArgs) -> None:
@@ -707,12 +720,7 @@ def run_stream(query_file: str, input_: str | None, output: str | None,
         raise BadInput("`--checkpoint` must be given with --stream (the directory where "
                        "the stream keeps its progress and state), found nothing")
     checkpoint = args.checkpoint
-    query = load_query(query_file)
-    source = input_path(query, input_)
-    target = output or query.output_path
-    if not target:
-        raise BadInput("`--output` must be given (or output.path in the query), "
-                       "found nothing")
+    query, source, target = query_and_paths(query_file, input_, output)
     written = fmt or query.output_format or "parquet"
     if written != "parquet":
         raise BadInput(f"`--format` must be parquet with --stream (the stream writes "
@@ -857,12 +865,7 @@ def run(query_file: str, input_: str | None, output: str | None, master: str | N
         return
     refuse_stream_flags(stream_args)
     started = time.perf_counter()
-    query = load_query(query_file)
-    source = input_path(query, input_)
-    target = output or query.output_path
-    if not target:
-        raise BadInput("`--output` must be given (or output.path in the query), "
-                       "found nothing")
+    query, source, target = query_and_paths(query_file, input_, output)
     fmt = fmt or query.output_format or \
         ("csv" if target.rstrip("/").lower().endswith(".csv") else "parquet")
     check_apart(target, source)

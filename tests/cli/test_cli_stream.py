@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -31,7 +31,6 @@ from pyspark.sql import functions as F
 
 import wisp as ws
 from wisp.cli import STREAM_RECORD, lateness_value, main
-from wisp.plan.source import STATE_STORE
 
 pytestmark = pytest.mark.spark
 
@@ -52,21 +51,6 @@ RUNS: list[list[list[Event]]] = [
     [[("a", 60, 1.0), ("b", 60, 1.0)]],
 ]
 LATE = [("a", 12, 5.0)]
-
-
-@pytest.fixture(scope="module")
-def streaming(spark: SparkSession) -> Iterator[SparkSession]:
-    """The shared session with two shuffle partitions (a stream's state runs a task per
-    partition in each micro-batch); the CLI sets the RocksDB state store on it."""
-    previous = {name: spark.conf.get(name, None)
-                for name in (STATE_STORE, "spark.sql.shuffle.partitions")}
-    spark.conf.set("spark.sql.shuffle.partitions", "2")
-    yield spark
-    for name, value in previous.items():
-        if value is None:
-            spark.conf.unset(name)
-        else:
-            spark.conf.set(name, value)
 
 
 def invoke(*args: str) -> Result:

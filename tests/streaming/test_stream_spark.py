@@ -15,7 +15,7 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,22 +50,6 @@ FILES: list[list[Event]] = [
 ]
 LATE = [("a", 25, 7.0)]
 WATERMARK = 55  # the newest time (60) minus the lateness (5 s)
-
-
-@pytest.fixture(scope="module")
-def streaming(spark: SparkSession) -> Iterator[SparkSession]:
-    """The test session with the RocksDB state store and two shuffle partitions (each
-    micro-batch runs a task per partition of the stateful operator)."""
-    previous = {name: spark.conf.get(name, None)
-                for name in (STATE_STORE, "spark.sql.shuffle.partitions")}
-    spark.conf.set(STATE_STORE, ROCKSDB)
-    spark.conf.set("spark.sql.shuffle.partitions", "2")
-    yield spark
-    for name, value in previous.items():
-        if value is None:
-            spark.conf.unset(name)
-        else:
-            spark.conf.set(name, value)
 
 
 def write_file(directory: Path, index: int, events: Sequence[Event]) -> None:

@@ -925,11 +925,12 @@ def plot(query_file: str, input_: str | None, out: str, width: int | None,
     from .plot import picture_format, plot_events
 
     picture_format(out)
+    query = load_query(query_file)
+    source = input_path(query, input_)
+    check_apart(out, source, "--out")
     if os.path.exists(out) and not overwrite:
         raise FileExistsError(f"`--out` must not exist (pass --overwrite to replace it), "
                               f"found an existing {out!r}")
-    query = load_query(query_file)
-    source = input_path(query, input_)
     from .query import bind, read_input
 
     spark = cli_session(master)

@@ -184,6 +184,19 @@ def test_an_output_that_is_or_lies_inside_the_input_is_refused(
     assert (victim / "events.csv").read_text() == CSV
 
 
+def test_a_picture_never_lands_inside_the_input(
+        victim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`wisp plot --out` keeps apart from the input like `run --output`, before Spark
+    starts (a picture inside an input directory would be read as input next time)."""
+    monkeypatch.chdir(tmp_path)
+    result = invoke("plot", write(tmp_path / "q.yaml", QUERY), "--input", "victim",
+                    "--out", "victim/picture.png", "--overwrite")
+    assert result.exit_code == 2
+    assert result.stderr == ("error: `--out` must not lie inside the input, found "
+                             "'victim/picture.png', inside the input 'victim'\n")
+    assert sorted(p.name for p in victim.iterdir()) == ["events.csv"]
+
+
 def test_remote_outputs_are_compared_by_their_paths() -> None:
     from wisp.cli import BadInput, check_apart
 

@@ -543,10 +543,11 @@ class Progress:
     def line(self, progress: Any) -> str:
         """Add one micro-batch's progress report; its line."""
         from .engine.file_stream import ROWS_OUT
-        from .windowed import _counter, _field, stream_report
+        from .windowed import observed_count, progress_field, progress_report
 
-        batch = stream_report(_Reports([progress]))
-        rows_out = _counter(_field(progress, "observedMetrics"), "rows_out", ROWS_OUT)
+        batch = progress_report([progress])
+        rows_out = observed_count(progress_field(progress, "observedMetrics"),
+                                  "rows_out", ROWS_OUT)
         self.batches += 1
         self.rows_in += batch["rows_in"]
         self.rows_out += rows_out
@@ -555,7 +556,7 @@ class Progress:
         self.rejected += batch["rejected_null_time"]
         self.state_keys = batch["state_keys"]
         self.watermark = batch["watermark"] or self.watermark
-        text = (f"batch {_field(progress, 'batchId')}: {batch['rows_in']:,} rows in, "
+        text = (f"batch {progress_field(progress, 'batchId')}: {batch['rows_in']:,} rows in, "
                 f"{rows_out:,} rows out, {batch['late']:,} late, watermark "
                 f"{instant(batch['watermark'])}")
         if self.drops_null_time:
@@ -580,13 +581,6 @@ class Progress:
         ])
 
 
-@dataclass
-class _Reports:
-    """Progress reports seen as `stream_report` reads a query's."""
-
-    recentProgress: list[Any]  # the name StreamingQuery gives them
-
-
 def instant(watermark: str | None) -> str:
     """A watermark as Spark reports it, without zero milliseconds; "none" before any."""
     if not watermark:
@@ -597,9 +591,9 @@ def instant(watermark: str | None) -> str:
 def executed(progress: Any) -> bool:
     """Whether a progress report is of a micro-batch that ran (a stream waiting for
     files reports now and then too, under the id of its next batch)."""
-    from .windowed import _field
+    from .windowed import progress_field
 
-    return "addBatch" in (_field(progress, "durationMs") or {})
+    return "addBatch" in (progress_field(progress, "durationMs") or {})
 
 
 class Stop:
@@ -629,7 +623,7 @@ def follow(running: Any, progress: Progress, stop: Stop) -> None:
     stops it); a query that fails raises its error here, after the lines of the
     batches it finished. The reports Spark keeps are read only when the last one is
     new (a waiting stream reports every 10 s or so)."""
-    from .windowed import _field
+    from .windowed import progress_field
 
     last_printed = -1
     last_seen: tuple[Any, Any] | None = None
@@ -637,13 +631,13 @@ def follow(running: Any, progress: Progress, stop: Stop) -> None:
     def report() -> None:
         nonlocal last_printed, last_seen
         last = running.lastProgress
-        seen = None if last is None else (_field(last, "batchId"),
-                                          _field(last, "timestamp"))
+        seen = None if last is None else (progress_field(last, "batchId"),
+                                          progress_field(last, "timestamp"))
         if seen == last_seen:
             return
         last_seen = seen
         for each in list(running.recentProgress or []):
-            batch = int(_field(each, "batchId"))
+            batch = int(progress_field(each, "batchId"))
             if executed(each) and batch > last_printed:
                 last_printed = batch
                 click.echo(progress.line(each))

@@ -161,25 +161,31 @@ def stream_report(query: Any) -> dict[str, Any]:
     None), `batches` (micro-batches reported) and `state_keys` (keys holding state
     now). Spark keeps the last
     `spark.sql.streaming.numRecentProgressUpdates` reports (100 by default)."""
-    progress = list(getattr(query, "recentProgress", None) or [])
-    rows_in = sum(int(_field(p, "numInputRows") or 0) for p in progress)
-    dropped = sum(int(_field(op, "numRowsDroppedByWatermark") or 0)
-                  for p in progress for op in (_field(p, "stateOperators") or []))
-    emitted = sum(_counter(_field(p, "observedMetrics"), "late", LATE_COUNTER)
+    return progress_report(list(getattr(query, "recentProgress", None) or []))
+
+
+def progress_report(progress: Sequence[Any]) -> dict[str, Any]:
+    """`stream_report`'s accounting over these progress reports (one micro-batch's, or
+    all a query keeps)."""
+    rows_in = sum(int(progress_field(p, "numInputRows") or 0) for p in progress)
+    dropped = sum(int(progress_field(op, "numRowsDroppedByWatermark") or 0)
+                  for p in progress for op in (progress_field(p, "stateOperators") or []))
+    emitted = sum(observed_count(progress_field(p, "observedMetrics"), "late", LATE_COUNTER)
                   for p in progress)
-    rejected = sum(_counter(_field(p, "observedMetrics"), "rejected_null_time")
+    rejected = sum(observed_count(progress_field(p, "observedMetrics"), "rejected_null_time")
                    for p in progress)
     last = progress[-1] if progress else {}
     watermark = next((w for p in reversed(progress)
-                      if (w := (_field(p, "eventTime") or {}).get("watermark"))), None)
-    state_keys = sum(int(_field(op, "numRowsTotal") or 0)
-                     for op in (_field(last, "stateOperators") or []))
+                      if (w := (progress_field(p, "eventTime") or {}).get("watermark"))), None)
+    state_keys = sum(int(progress_field(op, "numRowsTotal") or 0)
+                     for op in (progress_field(last, "stateOperators") or []))
     return {"rows_in": rows_in, "late": dropped + emitted, "rejected_null_time": rejected,
             "watermark": watermark, "batches": len(progress), "state_keys": state_keys,
             "late_emitted": emitted}
 
 
-def _counter(metrics: Any, name: str, observation: str = STREAM_COUNTERS) -> int:
+def observed_count(metrics: Any, name: str, observation: str = STREAM_COUNTERS
+                   ) -> int:
     """A counter of one of wisp's named observations in one progress report (0 if
     absent)."""
     found = (metrics or {}).get(observation)
@@ -189,7 +195,7 @@ def _counter(metrics: Any, name: str, observation: str = STREAM_COUNTERS) -> int
     return int(values.get(name) or 0)
 
 
-def _field(progress: Any, name: str) -> Any:
+def progress_field(progress: Any, name: str) -> Any:
     """A field of a progress report: a property of Spark's progress classes (over
     Connect `numInputRows` is summed from the sources there), else a dict entry."""
     value = getattr(progress, name, None)

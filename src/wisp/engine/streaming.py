@@ -131,6 +131,10 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     df = keyed.df.select(*wire, *constant, F.timestamp_micros(micros).alias(EVENT_TIME)) \
         .withWatermark(EVENT_TIME, f"{plan.lateness} microseconds")
     emit_late = events.on_late == "emit"
+    taken = [f.name for f in keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
+    if emit_late and taken:
+        raise WispInputError(f"`on_late` must be 'count' when the result has a column "
+                             f"named {taken[0]!r} (on_late='emit' adds it)")
     if emit_late:  # the watermark stays the query's; without its column, no late filter
         df = df.drop(EVENT_TIME)
     group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
@@ -145,10 +149,6 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
                                  T.StructType(keyed.fields))
     fields = [*keyed.fields, T.StructField(LATE_REASON, T.StringType()),
               T.StructField(LATE_ROW, T.StructType([schema[c] for c in columns]))]
-    taken = [f.name for f in keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
-    if taken:
-        raise WispInputError(f"`on_late` must be 'count' when the result has a column "
-                             f"named {taken[0]!r} (on_late='emit' adds it)")
     late_rows = LateRows(arrow_schema(fields), events.key)
     out = states.mapInArrow(PayloadRows(arrow_schema(keyed.fields), late_rows),
                             T.StructType(fields))

@@ -59,10 +59,11 @@ class StreamState:
     @classmethod
     def from_row(cls, row: Sequence[Any], spec: str) -> StreamState:
         """A stored value read back; one made for another query is refused."""
-        version, stored_spec, kernel, pending, *rest = row
+        version = row[0]
         if version != STREAM_STATE_VERSION:
             raise WispInputError(f"`checkpointLocation` must hold state of format "
                                  f"{STREAM_STATE_VERSION}, found format {version!r}")
+        _, stored_spec, kernel, pending, fed = row
         if stored_spec != spec:
             raise WispInputError(
                 "`checkpointLocation` must belong to this query, found a checkpoint made "
@@ -70,7 +71,7 @@ class StreamState:
                 "a changed window, aggregation, key, time or lateness needs a new "
                 "checkpoint location")
         state = None if kernel is None else KernelState.from_bytes(bytes(kernel))
-        return cls(state, _from_ipc(bytes(pending)), int(rest[0]))
+        return cls(state, _from_ipc(bytes(pending)), int(fed))
 
 
 def _ipc(table: pa.Table) -> bytes:

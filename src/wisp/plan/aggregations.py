@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..spec.aggregates import Aggregation
+from ..spec.windows import Since
 from .durations import DAY, resolve_duration
 from .nodes import OutputType, ResolvedAggregation
+from .registry import NoWindow
 from .source import ColumnType, Source, value_class
 
 RESERVED = ("window_start", "window_end", "time")
@@ -192,3 +194,16 @@ def check_strategy(resolved: tuple[ResolvedAggregation, ...], strategy: str | No
     refuse_lifetimes(resolved, kind)
     if strategy is not None and strategy != name:
         raise bad_value("strategy", f"{name!r} for {kind} windows or None", strategy)
+
+
+def refuse_ewm(window: object, resolved: Sequence[ResolvedAggregation]) -> None:
+    """`ewm_mean` is defined over running windows only: the cumulative one and `Since`
+    periods (a row's window holds every row of its period up to it)."""
+    if isinstance(window, (NoWindow, Since)):
+        return
+    for r in resolved:
+        if r.aggregation.fn == "ewm_mean":
+            raise WispUnsupportedError(
+                f"`aggregations` over {type(window).__name__} windows must be defined "
+                f"there, found ewm_mean ({r.name}), which is defined over the cumulative "
+                "window (ev.agg) and Since periods only")

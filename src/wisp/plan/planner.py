@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from ..errors import WispUnsupportedError
 from ..spec.aggregates import Aggregation
 from . import dynamic, frames, intervals, periods, policies, sessions
-from .aggregations import refuse_interval_events, resolve
+from .aggregations import refuse_ewm, refuse_interval_events, resolve
 from .nodes import Plan
 from .registry import NoWindow, rule_for
 from .source import Inputs
@@ -35,6 +35,7 @@ def plan(inputs: Inputs, window: object | None, aggregations: Sequence[Aggregati
     resolved = resolve(inputs.source, aggregations)
     if isinstance(spec, NoWindow):  # a stream's accumulators too read point events only
         refuse_interval_events(inputs.source, frames.CUMULATIVE)
+    refuse_ewm(spec, resolved)
     if inputs.source.lateness is not None:
         return plan_stream(inputs, spec, resolved, strategy)
     return rule(inputs, spec, resolved, strategy)

@@ -32,7 +32,7 @@ from .source import Inputs, tie_break_columns
 
 STREAM_STRATEGY = "stream"
 RUNNING_STRATEGY = "arrow-running"
-UNBOUNDED_FNS = ("collect", "udaf")
+UNBOUNDED_FNS = ("collect", "udaf", "quantile", "median", "count_distinct")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session")
@@ -104,7 +104,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
             f"`aggregations` must not read every value of a window that never closes "
             f"({name}) on a stream, found {', '.join(unbounded)}: its state would keep "
             "every row of a key for ever; use a bounded window (Rows, Range, Tumbling, "
-            "Session) for collect and udaf")
+            "Session) for collect, udaf, quantile, median and count_distinct")
     inner, state, emits = _inner(inputs, window, resolved, name)
     return StreamPlan(source=source, window=inner.window, aggregations=resolved,
                       tie_break=tie_break_columns(source), reason=(

@@ -76,8 +76,12 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
         return to_arrow(wa.Values(counts, np.ones(len(counts), dtype=bool)), column, job)
     if fn in ("quantile", "median"):
         return to_arrow(quantiles(job, column, valid, lo, hi), column, job)
-    if fn == "ewm_mean":
-        raise AssertionError("ewm_mean runs on the running kernels only")
+    if fn == "ewm_mean":  # the planner gives it running frames only
+        values = scaled(numeric_values(column, job.value_class), job, column)
+        result, has = order_stats.frame_ewm_mean(values.astype(np.float64), valid,
+                                                 ticks.astype(np.float64), lo, hi,
+                                                 job.half_life)
+        return to_arrow(wa.Values(result, has), column, job)
     if fn in ("first", "last"):
         return to_arrow(wa.frame_first_last(fn, valid, lo, hi), column, job)
     if fn == "collect":

@@ -172,9 +172,9 @@ def _quantile(values: list[Any], q: float, method: str) -> float | None:
     if method == "nearest":
         return ordered[round(h)]  # Python rounds half to even, as numpy's around
     a, b = ordered[lower], ordered[min(lower + 1, n - 1)]
-    gamma = h - lower
-    if method == "midpoint":
-        gamma = 0.0 if h == lower else 0.5
+    if h == lower:  # a whole index: the value there, whatever its neighbour
+        return a
+    gamma = 0.5 if method == "midpoint" else h - lower
     if gamma >= 0.5:
         return b - (b - a) * (1 - gamma)
     return a + (b - a) * gamma

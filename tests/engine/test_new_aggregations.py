@@ -118,7 +118,7 @@ def run_both(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: li
     return collect(actual, key), sort_output(expected, key)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(rows=event_rows(), kind=st.sampled_from(KINDS),
        key=st.sampled_from([[], ["k"], ["k", "s"]]), use_order=st.booleans())
 def test_new_aggregations_match_the_oracles(spark: SparkSession, rows: list[dict[str, Any]],

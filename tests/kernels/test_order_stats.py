@@ -38,7 +38,7 @@ def columns(draw: st.DrawFn, values: st.SearchStrategy[float]
 def spark_order_quantile(values: np.ndarray, q: float, method: str) -> float:
     """The quantile with NaN sorted greatest (Spark's order), by numpy's definition:
     np.quantile itself where no NaN is present."""
-    if not np.isnan(values).any():
+    if np.isfinite(values).all():
         return float(np.quantile(values, q, method=method))
     ordered = np.sort(values)  # NaN last
     h = (len(ordered) - 1) * q
@@ -49,7 +49,7 @@ def spark_order_quantile(values: np.ndarray, q: float, method: str) -> float:
         return float(ordered[int(np.ceil(h))])
     if method == "nearest":
         return float(ordered[int(np.around(h))])
-    if method == "midpoint" and h % 1 == 0:
+    if h % 1 == 0:  # a whole index: the value there, whatever its neighbour
         return float(ordered[int(h)])
     gamma = 0.5 if method == "midpoint" else h - lower
     a, b = ordered[lower], ordered[upper]

@@ -125,7 +125,8 @@ def frame_quantile(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray, hi:
     `interpolation` over `h = (n - 1) * q`: "lower" value `floor(h)`, "higher"
     `ceil(h)`, "nearest" `h` rounded half to even, "midpoint" the mean of those two
     (the value itself for a whole `h`), "linear" `floor(h)` interpolated towards the
-    next by `h - floor(h)`. Null (valid False) over a frame without values. `values`
+    next by `h - floor(h)`; a whole `h` gives the value there exactly (also next to an
+    infinity or NaN, where numpy's arithmetic gives NaN). Null (valid False) over a frame without values. `values`
     are ordered as given and divided by `divisor` (decimals: their unscaled integers
     and `10**scale`)."""
     present, begin, end = compact_frames(valid, lo, hi)
@@ -162,7 +163,9 @@ def frame_quantile(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray, hi:
     gamma = virtual - below
     if interpolation == "midpoint":
         gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
-    result[frames] = lerp(a, c, gamma)
+    # a whole `h` is the value there, whatever its neighbour (numpy's 0 * inf would
+    # make the quantile 0 of [0, inf] NaN)
+    result[frames] = np.where(gamma == 0, a, lerp(a, c, gamma))
     return result, has
 
 
@@ -188,7 +191,7 @@ DECAY_BLOCK = 256.0
 row stay within 2**256, far inside the float range."""
 
 
-def decayed_sums(values: FloatArray, times: FloatArray, heads: BoolArray,
+def decayed_sums(values: FloatArray, times: npt.NDArray[Any], heads: BoolArray,
                  half_life: float) -> FloatArray:
     """`S[k] = sum(values[i] * 0.5 ** ((times[k] - times[i]) / half_life))` over the
     positions `i <= k` of `k`'s segment (a segment begins at each `heads` position and
@@ -202,13 +205,14 @@ def decayed_sums(values: FloatArray, times: FloatArray, heads: BoolArray,
     head = heads.copy()
     head[0] = True
     segment_first = np.maximum.accumulate(np.where(head, np.arange(n), 0))
-    since = (times - times[segment_first]) / half_life
+    # differences of times in their own type (exact for integer ticks), then floats
+    since = (times - times[segment_first]).astype(np.float64) / half_life
     cell = np.floor(since / DECAY_BLOCK)
     block_head = head.copy()
     block_head[1:] |= cell[1:] != cell[:-1]
     firsts = np.nonzero(block_head)[0]
     block_first = np.maximum.accumulate(np.where(block_head, np.arange(n), 0))
-    relative = (times - times[block_first]) / half_life
+    relative = (times - times[block_first]).astype(np.float64) / half_life
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = values * np.exp2(relative)
         local = segmented_cumsum(scaled, np.append(firsts, n)) * np.exp2(-relative)
@@ -219,7 +223,8 @@ def decayed_sums(values: FloatArray, times: FloatArray, heads: BoolArray,
             for first in carried.tolist():  # in order: the previous block is final
                 previous = first - 1
                 stop = last_of[first] + 1
-                decay = np.exp2(-(times[first:stop] - times[previous]) / half_life)
+                decay = np.exp2(-(times[first:stop] - times[previous]).astype(np.float64)
+                                / half_life)
                 local[first:stop] += local[previous] * decay
     result: FloatArray = local
     return result
@@ -248,7 +253,7 @@ def segmented_cumsum(values: FloatArray, starts: IntArray) -> FloatArray:
     return out
 
 
-def frame_ewm_mean(values: FloatArray, valid: BoolArray, times: FloatArray, lo: IntArray,
+def frame_ewm_mean(values: FloatArray, valid: BoolArray, times: npt.NDArray[Any], lo: IntArray,
                    hi: IntArray, half_life: float) -> tuple[FloatArray, BoolArray]:
     """The time-decayed mean of each running frame `[lo, hi)` (frames sharing `lo`
     extend one segment; at most one segment begins at each `lo`) at the time of its last
@@ -259,9 +264,8 @@ def frame_ewm_mean(values: FloatArray, valid: BoolArray, times: FloatArray, lo: 
     heads = np.zeros(n, dtype=bool)
     heads[lo[(lo < n) & (hi > lo)]] = True
     x = np.where(valid, values.astype(np.float64), 0.0)
-    t = times.astype(np.float64)
-    sums = decayed_sums(x, t, heads, half_life)
-    weights = decayed_sums(valid.astype(np.float64), t, heads, half_life)
+    sums = decayed_sums(x, times, heads, half_life)
+    weights = decayed_sums(valid.astype(np.float64), times, heads, half_life)
     # the ratio does not change as both sums decay alike: read it at the frame's last
     # non-null row, whose own weight (1) keeps the weights' sum from underflowing
     positions = np.arange(n, dtype=np.int64)

@@ -79,7 +79,7 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     if fn == "ewm_mean":  # the planner gives it running frames only
         values = scaled(numeric_values(column, job.value_class), job, column)
         result, has = order_stats.frame_ewm_mean(values.astype(np.float64), valid,
-                                                 ticks.astype(np.float64), lo, hi,
+                                                 ticks, lo, hi,
                                                  job.half_life)
         return to_arrow(wa.Values(result, has), column, job)
     if fn in ("first", "last"):

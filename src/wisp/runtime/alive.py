@@ -15,7 +15,6 @@ from ..kernels import window_agg as wa
 from .aggregate import AggregateJob, aggregate, scaled, to_arrow, udaf_array, udaf_values
 from .codec import dense_ranks, numeric_values, validity
 
-
 LISTED = ("quantile", "median", "count_distinct", "max_by", "min_by")
 """Aggregates computed over each position's listed items (`listed`)."""
 

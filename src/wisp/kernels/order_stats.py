@@ -126,9 +126,9 @@ def frame_quantile(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray, hi:
     `ceil(h)`, "nearest" `h` rounded half to even, "midpoint" the mean of those two
     (the value itself for a whole `h`), "linear" `floor(h)` interpolated towards the
     next by `h - floor(h)`; a whole `h` gives the value there exactly (also next to an
-    infinity or NaN, where numpy's arithmetic gives NaN). Null (valid False) over a frame without values. `values`
-    are ordered as given and divided by `divisor` (decimals: their unscaled integers
-    and `10**scale`)."""
+    infinity or NaN, where numpy's arithmetic gives NaN). Null (valid False) over a
+    frame without values. `values` are ordered as given and divided by `divisor`
+    (decimals: their unscaled integers and `10**scale`)."""
     present, begin, end = compact_frames(valid, lo, hi)
     counts = end - begin
     has = counts > 0

@@ -52,7 +52,8 @@ class AccumulatorsPlan(Plan):
         reset = ("reset after each row whose tick column is true" if self.ticks is not None
                  else "over everything of the key so far")
         return ("a kernel per key keeps one accumulator per aggregation (count, sum, "
-                f"minimum, maximum, first, last, mean and variance moments), {reset}; "
+                "minimum, maximum, first, last, mean and variance moments, the row of "
+                f"max_by/min_by, ewm_mean's decayed sums), {reset}; "
                 "each row's output is the accumulators after it.")
 
 

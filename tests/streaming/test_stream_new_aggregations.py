@@ -12,8 +12,17 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from test_stream_spark import FILES, LATE, WATERMARK, Query, assert_same, final_batch_rows
-from test_stream_spark import run_stream, seconds, source
+from test_stream_spark import (
+    FILES,
+    LATE,
+    WATERMARK,
+    Query,
+    assert_same,
+    final_batch_rows,
+    run_stream,
+    seconds,
+    source,
+)
 
 import wisp as ws
 from wisp.errors import WispUnsupportedError

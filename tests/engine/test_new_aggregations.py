@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from oracle import assert_rows_match, cumulative, range_window, rows_window, sort_output
 from oracle_dynamic import sessions as oracle_sessions
 from oracle_fenl import since_predicate
+from oracle_intervals import count_by_start_time as oracle_count_windows
 from oracle_intervals import hopping as oracle_hopping
+from oracle_intervals import snapshot as oracle_snapshot
 from oracle_spl import spl_window
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -268,3 +270,70 @@ def test_ewm_mean_is_refused_off_running_windows(ev: ws.Events) -> None:
             "(ewm_mean_v), which is defined over the cumulative window (ev.agg) and Since "
             "periods only")):
         ev.window(ws.Rows(-2, 0)).agg(ws.ewm_mean("v", half_life="1s"))
+
+
+# --------------------------------------------- member lists: interval events, delta
+
+
+IV_COLUMNS = [*COLUMNS, "te"]
+
+
+def interval_frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
+    data = [tuple(r[c] for c in IV_COLUMNS) for r in rows]
+    df = spark.createDataFrame(data, SCHEMA + ", e long")
+    return df.select("k", F.timestamp_micros("t").alias("ts"), "v", "i", "s", "seq", "r",
+                     F.timestamp_micros("e").alias("te"))
+
+
+LISTED = [a for a in NEW if a.fn != "count" or a.col is not None]
+"""The windows below list members (count() over interval windows counts lifetimes)."""
+
+
+def run_listed(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: list[str],
+               order: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    common = {"time": "ts", "key": key, "order": order}
+    if kind == "sliding_delta":  # `seq` is not monotonic: evictions out of arrival order
+        ev = ws.events(to_frame(spark, rows), time="ts", key=key, order=order)
+        window: Any = ws.Sliding(ws.Delta("seq", 1), ws.Count(1), partial=True)
+        expected = spl_window(rows, columns=COLUMNS, window=window, aggs=NEW, **common)
+        return collect(ev.window(window).agg(*NEW), key), sort_output(expected, key)
+    ev = ws.events(interval_frame(spark, rows), time="ts", end="te", key=key, order=order)
+    if kind == "snapshot":
+        expected = oracle_snapshot(rows, end="te", columns=IV_COLUMNS, aggs=LISTED, **common)
+        actual = ev.window(ws.Snapshot()).agg(*LISTED)
+    elif kind == "count_by_start":
+        expected = oracle_count_windows(rows, end="te", columns=IV_COLUMNS, n=2,
+                                        aggs=LISTED, **common)
+        actual = ev.window(ws.CountByStartTime(2)).agg(*LISTED)
+    else:
+        expected = oracle_hopping(rows, end="te", columns=IV_COLUMNS, size=SECOND,
+                                  hop=2 * Q, align=0, output="windows", aggs=LISTED,
+                                  **common)
+        actual = ev.window(ws.Hopping("1s", "500ms")).agg(*LISTED)
+    return collect(actual, key), sort_output(expected, key)
+
+
+@settings(max_examples=15, deadline=None)
+@given(rows=event_rows(), ends=st.lists(st.one_of(st.none(), st.integers(0, 8)),
+                                        min_size=24, max_size=24),
+       kind=st.sampled_from(["sliding_delta", "snapshot", "count_by_start", "hopping"]),
+       key=st.sampled_from([[], ["k"]]), use_order=st.booleans())
+def test_member_lists_match_the_oracles(spark: SparkSession, rows: list[dict[str, Any]],
+                                        ends: list[int | None], kind: str, key: list[str],
+                                        use_order: bool) -> None:
+    for row, extra in zip(rows, ends, strict=False):
+        row["te"] = None if extra is None else row["ts"] + extra * Q
+    actual, expected = run_listed(spark, rows, kind, key, "seq" if use_order else None)
+    assert_rows_match(actual, expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["sliding_delta", "snapshot", "count_by_start", "hopping"])
+def test_each_listed_kind_runs_on_a_fixed_table(spark: SparkSession, kind: str) -> None:
+    rows = [{"k": "a", "ts": t * Q, "v": v, "i": i, "s": s, "seq": q, "r": None,
+             "te": None if e is None else (t + e) * Q}
+            for t, v, i, s, q, e in [(0, 1.0, 5, "x", 3, 2), (1, None, 5, "y", 0, None),
+                                     (1, 3.0, 2, "x", 2, 1), (2, math.nan, None, None, 1, 4),
+                                     (3, 2.0, 1, "z", 3, 0), (5, -1.0, 7, "y", 0, 3)]]
+    actual, expected = run_listed(spark, rows, kind, ["k"], None)
+    assert actual and len(actual) == len(expected)
+    assert_rows_match(actual, expected, rel=1e-9)

@@ -181,3 +181,29 @@ def test_ewm_mean_matches_the_literal_loop(data, cuts, half_life: float) -> None
         assert has[i] == (expected is not None)
         if expected is not None:
             assert got[i] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_alive_items_are_listed_for_the_new_aggregations() -> None:
+    """Windows whose items are alive over ranges of positions (stabbing: evictions not
+    oldest first) list each position's items and run the frame kernels on the lists."""
+    import pyarrow as pa
+
+    from wisp.kernels import stabbing as sb
+    from wisp.runtime.aggregate import AggregateJob
+    from wisp.runtime.alive import aggregate_alive
+
+    # item i is alive at positions [qlo[i], qhi[i]): {0, 1}, {0, 2}, {2, 3}
+    stab = sb.Stabbing(np.array([0, 0, 1, 2]), np.array([2, 1, 3, 3]), 3)
+    group = pa.table({"v": pa.array([3.0, 1.0, None, 2.0]), "s": ["a", "b", "c", "d"]})
+    ticks = np.arange(4)
+
+    def run(fn: str, **extra: object) -> list[object]:
+        job = AggregateJob(fn, "v" if fn != "max_by" else "s", "float",
+                           pa.string() if fn == "max_by" else pa.float64(), None, **extra)
+        if fn == "count_distinct":
+            job = AggregateJob(fn, "v", "float", pa.int64(), None)
+        return aggregate_alive(job, group, ticks, stab).to_pylist()
+
+    assert run("median") == [2.0, 3.0, 2.0]
+    assert run("count_distinct") == [2, 1, 1]
+    assert run("max_by", by="v") == ["a", "a", "d"]

@@ -1,7 +1,8 @@
 """quantile/median, count_distinct, max_by/min_by, ewm_mean and min_count on Spark,
-across window kinds (Rows, Range, cumulative, Since, Tumbling, Hopping, Session,
-Sliding), against the brute-force oracles on random data: nulls, NaN, ties in time and
-in `by`, several keys (a null and an empty one among them), pre-1970 and far-future
+across window kinds (Rows, Range, cumulative, Since, Trailing, Tumbling, Hopping,
+Session, Sliding, Dynamic; member lists: Snapshot, CountByStartTime, Hopping over
+interval events, Sliding with out-of-order delta eviction), against the brute-force
+oracles on random data: nulls, NaN, ties in time and in `by`, several keys (a null and an empty one among them), pre-1970 and far-future
 times. Then tables by hand, the planner's routing and the bad-input texts."""
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import assert_rows_match, cumulative, range_window, rows_window, sort_output
+from oracle_dynamic import clock_anchors, dynamic_window
 from oracle_dynamic import sessions as oracle_sessions
-from oracle_fenl import since_predicate
+from oracle_fenl import since_predicate, trailing_predicate
 from oracle_intervals import count_by_start_time as oracle_count_windows
 from oracle_intervals import hopping as oracle_hopping
 from oracle_intervals import snapshot as oracle_snapshot
@@ -82,7 +84,7 @@ def collect(result: DataFrame, key: list[str]) -> list[dict[str, Any]]:
 
 
 KINDS = ["rows", "range", "cumulative", "since", "tumbling", "hopping", "session",
-         "sliding"]
+         "sliding", "trailing", "dynamic"]
 
 
 def run_both(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: list[str],
@@ -110,6 +112,18 @@ def run_both(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: li
         expected = oracle_hopping(rows, end=None, size=size, hop=hop, align=0,
                                   output="windows", aggs=NEW, **common)
         actual = ev.window(window).agg(*NEW)
+    elif kind == "trailing":
+        expected = trailing_predicate(rows, flag="r", n=2, partial=True, aggs=NEW, **common)
+        actual = ev.window(ws.Trailing(2, "r", partial=True)).agg(*NEW)
+    elif kind == "dynamic":
+        ticks = [{**t, "at": t["ts"]} for t in clock_anchors(rows, time="ts", key=key,
+                                                             every=SECOND, align=0)]
+        expected = dynamic_window(rows, ticks, anchor_time="at", anchor_order=None,
+                                  anchor_columns=[*key, "ts", "at"],
+                                  start=lambda a: a["at"] - SECOND, end=lambda a: a["at"],
+                                  obsolete=None, closed="both", aggs=NEW, **common)
+        actual = ev.window(ws.Dynamic(ws.clock("1s", align=dt.datetime(
+            1970, 1, 1, tzinfo=dt.UTC)), start="-1s", end="0s")).agg(*NEW)
     elif kind == "session":
         expected = oracle_sessions(rows, gap=2 * Q, aggs=NEW, **common)
         actual = ev.window(ws.Session(dt.timedelta(microseconds=2 * Q))).agg(*NEW)

@@ -3,7 +3,8 @@ across window kinds (Rows, Range, cumulative, Since, Trailing, Tumbling, Hopping
 Session, Sliding, Dynamic; member lists: Snapshot, CountByStartTime, Hopping over
 interval events, Sliding with out-of-order delta eviction), against the brute-force
 oracles on random data: nulls, NaN, ties in time and in `by`, several keys (a null and
-an empty one among them), pre-1970 and far-future times. Then tables by hand, the planner's routing and the bad-input texts."""
+an empty one among them), pre-1970 and far-future times. Then tables by hand, the
+planner's routing and the bad-input texts."""
 
 from __future__ import annotations
 

@@ -352,3 +352,11 @@ def test_each_listed_kind_runs_on_a_fixed_table(spark: SparkSession, kind: str) 
     actual, expected = run_listed(spark, rows, kind, ["k"], None)
     assert actual and len(actual) == len(expected)
     assert_rows_match(actual, expected, rel=1e-9)
+
+
+def test_min_count_is_refused_where_rows_coalesce_by_their_results(ev: ws.Events) -> None:
+    with pytest.raises(WispUnsupportedError, match=re.escape(
+            "`aggregations` over Hopping(output='changes') must not set min_count (its rows "
+            "coalesce by their results before min_count applies), found sum_v with "
+            "min_count=2")):
+        ev.window(ws.Hopping("2s", "1s", output="changes")).agg(ws.sum("v", min_count=2))

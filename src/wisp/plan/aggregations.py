@@ -207,3 +207,17 @@ def refuse_ewm(window: object, resolved: Sequence[ResolvedAggregation]) -> None:
                 f"`aggregations` over {type(window).__name__} windows must be defined "
                 f"there, found ewm_mean ({r.name}), which is defined over the cumulative "
                 "window (ev.agg) and Since periods only")
+
+
+def refuse_min_count_on_changes(window: object,
+                                resolved: Sequence[ResolvedAggregation]) -> None:
+    """`Hopping(output="changes")` coalesces consecutive rows with equal results in its
+    kernel, before `min_count` (applied after any strategy) could null them: refused."""
+    if getattr(window, "output", None) != "changes":
+        return
+    for r in resolved:
+        if r.aggregation.min_count > 0:
+            raise WispUnsupportedError(
+                "`aggregations` over Hopping(output='changes') must not set min_count "
+                f"(its rows coalesce by their results before min_count applies), found "
+                f"{r.name} with min_count={r.aggregation.min_count}")

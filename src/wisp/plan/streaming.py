@@ -5,8 +5,9 @@ A stream runs a resumable kernel per key inside Spark's stateful operator
 (`engine/streaming.py`): the key's state between micro-batches is the kernel's state plus
 the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
 plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
-`arrow-sessions`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
-`AccumulatorsPlan`: accumulators carried per key instead of rows.
+`arrow-sessions`, `arrow-ticks` for `Since` over calendar ticks and `Trailing`), or, for
+running aggregates (`ev.agg`, `Since(predicate)`), an `AccumulatorsPlan`: accumulators
+carried per key instead of rows.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import WispError, WispUnsupportedError
 from ..spec.windows import (
+    CalendarTick,
     CountByStartTime,
     Hopping,
     Range,
@@ -22,18 +24,19 @@ from ..spec.windows import (
     Session,
     Since,
     Snapshot,
+    Trailing,
     Tumbling,
 )
 from .frames import RangeFrame, RowsFrame
 from .nodes import Plan, ResolvedAggregation
-from .periods import Ticks
+from .periods import Ticks, TicksPlan
 from .registry import NoWindow, rule_for
 from .source import Inputs, tie_break_columns
 
 STREAM_STRATEGY = "stream"
 RUNNING_STRATEGY = "arrow-running"
 UNBOUNDED_FNS = ("collect", "udaf")
-STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
+STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session")
 
@@ -99,7 +102,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
     name = "cumulative aggregation" if isinstance(window, NoWindow) else \
         type(window).__name__
     unbounded = [r.name for r in resolved if r.aggregation.fn in UNBOUNDED_FNS]
-    if unbounded and isinstance(window, (NoWindow, Since)):
+    if unbounded and (isinstance(window, NoWindow) or _predicate_ticks(window)):
         raise WispUnsupportedError(
             f"`aggregations` must not read every value of a window that never closes "
             f"({name}) on a stream, found {', '.join(unbounded)}: its state would keep "
@@ -136,16 +139,18 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                                  ticks=None),
                 "one accumulator set (a few numbers per aggregation)",
                 "each row's output once the watermark passes its time")
-    if isinstance(window, Since):
+    if isinstance(window, (Since, Trailing)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-ticks")
-        ticks = getattr(inner, "ticks", None)
-        if not isinstance(ticks, Ticks) or ticks.predicate is None:
-            raise _unsupported("Since over calendar ticks")
-        return (AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
-                                 tie_break=tie_break_columns(source), reason="a stream",
-                                 ticks=ticks),
-                "one accumulator set since the last tick row",
-                "each row's output once the watermark passes its time")
+        assert isinstance(inner, TicksPlan)
+        ticks = inner.ticks
+        if ticks.predicate is not None and not ticks.trailing:
+            return (AccumulatorsPlan(source=source, window=repr(window),
+                                     aggregations=resolved,
+                                     tie_break=tie_break_columns(source),
+                                     reason="a stream", ticks=ticks),
+                    "one accumulator set since the last tick row",
+                    "each row's output once the watermark passes its time")
+        return (inner, *_ticks_kept(ticks))
     if isinstance(window, (Rows, Range)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-frames")
         frame = getattr(inner, "frame", None)
@@ -187,3 +192,29 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         return (inner, "the open session's rows (bounded by max_duration when given)",
                 "a session once the watermark passes its last event + gap")
     raise _unsupported(name)
+
+
+def _predicate_ticks(window: object) -> bool:
+    """Whether `window` is a `Since` or `Trailing` over a boolean tick column, whose
+    periods close only where the column is true (perhaps never)."""
+    return isinstance(window, (Since, Trailing)) and not isinstance(window.tick,
+                                                                    CalendarTick)
+
+
+def _ticks_kept(ticks: Ticks) -> tuple[str, str]:
+    """What a `Since` or `Trailing` window over the tick kernel keeps per key on a
+    stream, and when it emits."""
+    row = "each row's output (over its window up to the row) once the watermark passes its time"
+    if ticks.calendar is None:
+        return (f"the rows of the current period and the {ticks.n - 1} before it (a "
+                "period ends at a row whose tick column is true: not bounded while it "
+                "stays false)", row)
+    if ticks.trailing:
+        return (f"the rows of the current period and the {ticks.n - 1} before it, the "
+                "key's first tick", row)
+    tick = ("a tick's row (its period (previous tick, tick]) once the watermark reaches "
+            "the tick: every tick from the key's first event's period on, empty periods "
+            "included, all at once when the watermark jumps over several")
+    emits = {"ticks": tick, "events": row, "both": f"{tick}; and {row}"}[ticks.emit]
+    return ("the rows of the open period (after the last tick row written), the key's "
+            "first tick and the last tick written", emits)

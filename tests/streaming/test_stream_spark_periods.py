@@ -100,3 +100,6 @@ def test_stream_explain_says_what_periods_keep_and_when_they_emit(
             "reaches the tick: every tick from the key's first event's period on") in text
     text = ws.explain(ev.window(ws.Trailing(3, ws.hourly())).agg(ws.count()))
     assert "State per key: the rows of the current period and the 2 before it" in text
+    # a calendar period closes: collect keeps the rows of the periods it reads
+    collected = ev.window(ws.Since(ws.daily())).agg(ws.collect("v"))
+    assert "collect_v" in collected.columns

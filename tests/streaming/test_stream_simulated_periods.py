@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import itertools
+import re
 from typing import Any
 
 import pyarrow as pa
@@ -367,3 +368,68 @@ def test_a_key_gets_no_ticks_before_its_first_event_is_final() -> None:
     assert shown(emitted(result), "k", "time", "count") == [
         ("a", "03-09 01:00", 1), ("a", "03-09 02:00", 0), ("a", "03-09 03:00", 0)]
     assert result.pending == 1
+
+
+# ------------------------------------------------------------- the kernel's horizon
+
+
+def step(kernel: TickKernel, state: Any, rows: list[tuple[str, int, float]],
+         horizon: int) -> tuple[list[dict[str, Any]], Any]:
+    """One stream step of `kernel`, the state through its bytes first."""
+    from wisp.runtime.resumable import KernelState
+
+    if state is not None:
+        state = KernelState.from_bytes(state.to_bytes())
+    out, state = kernel.step(state, table(rows), horizon)
+    return [{**r, **{f: micros(r[f]) for f in TIMES}} for r in out.to_pylist()], state
+
+
+def test_a_tick_row_is_final_only_once_the_horizon_passes_the_tick() -> None:
+    """Periods are (previous tick, tick]: with the horizon at the tick (a row exactly on
+    it may still come) the tick's row waits; the row on the tick joins its period; one
+    tick past it the row is written. `wake` is that least horizon."""
+    kernel = tick_kernel(ws.hourly())
+    one = at("2024-03-09T01:00")
+    out, state = step(kernel, None, [("a", one - 30 * MINUTE, 1.0)], one)
+    assert out == [] and kernel.wake(state) == one + 1
+    out, state = step(kernel, state, [("a", one, 2.0)], one + 1)
+    assert [(r["time"], r["count"], r["sum_v"]) for r in out] == [(one, 2, 3.0)]
+    assert kernel.wake(state) == one + HOUR + 1
+    out, _ = step(kernel, state, [], one + HOUR)
+    assert out == []
+    out, state = step(kernel, state, [], one + 3 * HOUR + 1)
+    assert [(r["time"], r["count"]) for r in out] == [(one + HOUR, 0), (one + 2 * HOUR, 0),
+                                                      (one + 3 * HOUR, 0)]
+    assert state.rows.num_rows == 1  # the key's values only: its periods were written
+    assert kernel.wake(state) == one + 4 * HOUR + 1
+
+
+def test_trailing_keeps_only_the_periods_a_later_row_can_reach() -> None:
+    """Trailing(2, hourly()): once the horizon is in a later hour, the rows before the
+    tick two periods back go; the next row's window reads what stays."""
+    kernel = tick_kernel(ws.hourly(), n=2, emit="events", trailing=True)
+    one = at("2024-03-09T01:00")
+    rows = [("a", one - 40 * MINUTE, 1.0), ("a", one + 10 * MINUTE, 2.0),
+            ("a", one + 70 * MINUTE, 4.0)]
+    out, state = step(kernel, None, rows, one + 71 * MINUTE)
+    assert [r["sum_v"] for r in out] == [None, 3.0, 6.0]
+    assert state.rows.num_rows == 2 and kernel.wake(state) is None
+    out, state = step(kernel, state, [], one + 3 * HOUR)
+    assert state.rows.num_rows == 1  # a row exactly at 04:00 reaches back to 02:00
+    out, state = step(kernel, state, [], one + 3 * HOUR + 1)
+    assert state.rows.num_rows == 0  # a row after 04:00 reaches back to 03:00
+    out, state = step(kernel, state, [("a", one + 3 * HOUR + MINUTE, 8.0)], one + 4 * HOUR)
+    assert [(r["window_start"], r["count"], r["sum_v"]) for r in out] == \
+        [(one + 2 * HOUR, 1, 8.0)]
+
+
+def test_a_horizon_past_the_calendar_years_fails_as_an_event_there_does() -> None:
+    """Only an event past the year 9998 carries the watermark there; the query fails
+    with the calendar's message, as the batch query does on that event."""
+    kernel = tick_kernel(ws.daily())
+    end = micros(dt.datetime(9998, 12, 31, 1, tzinfo=dt.UTC))
+    out, state = step(kernel, None, [("a", end, 1.0)], end + 1)
+    assert out == []
+    with pytest.raises(ws.WispInputError, match=re.escape(
+            "`time` must lie in the years 0002..9998 for calendar ticks, found 9999-01-0")):
+        step(kernel, state, [], end + 2 * DAY)

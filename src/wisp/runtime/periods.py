@@ -321,8 +321,9 @@ class TickKernel:
             return self._nothing(), KernelState(table, scalars)
         times = to_ticks(live.column(self.time).combine_chunks(), self.time_kind)
         reference = int(times[-1]) if len(times) else int(calendar.CALENDAR_MIN_US)
-        if horizon is not None:  # no later row comes before it
-            reference = max(reference, min(math.ceil(horizon), calendar.CALENDAR_MAX_US))
+        if horizon is not None:  # no later row comes before it (past the calendar's
+            # years, the query fails as in batch: only an event there can carry it there)
+            reference = max(reference, math.ceil(horizon))
         rows, keep = self._calendar_step(times, max(carried - skip, 0), scalars, reference)
         group = live if live.num_rows else table
         out = self.output(group, times if live.num_rows else

@@ -1,6 +1,7 @@
 """`Since` over calendar ticks and `Trailing` on real Spark (the helpers of
 `test_stream_spark.py`: one JSON file per micro-batch, `trigger(availableNow=True)`, the
-Parquet sink), restarted from the checkpoint between every micro-batch: the rows
+Parquet sink), restarted from the checkpoint between every micro-batch (`Trailing`
+over a boolean tick: in one run): the rows
 written equal the batch query's rows over the accepted events that are final at the
 last watermark (a tick row once the watermark reaches its tick, an event row once it
 reaches its time). The events cross New York's spring change (2024-03-10 07:00Z), so
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from test_stream_spark import (
     Event,
     Query,
@@ -56,13 +58,16 @@ def final_rows(spark: SparkSession, query: Query) -> list[dict[str, Any]]:
     return [r.asDict() for r in result.collect() if seconds(r["time"]) <= WATERMARK]
 
 
-QUERIES: dict[str, tuple[Query, int]] = {
-    # the query, and how many rows are final: a's and b's ticks h(29), h(52), h(76)
+QUERIES: dict[str, tuple[Query, int, bool]] = {
+    # the query, how many rows are final, and whether to restart after every batch.
+    # a's and b's ticks h(29), h(52), h(76):
     "since-daily": (lambda ev: ev.window(ws.Since(ws.daily("America/New_York")))
-                    .agg(ws.count(), ws.sum("v"), ws.max("v")), 6),
-    # every accepted row but b's at h(77)
+                    .agg(ws.count(), ws.sum("v"), ws.max("v")), 6, True),
+    # every accepted row but b's at h(77):
     "trailing-hourly": (lambda ev: ev.window(ws.Trailing(3, ws.hourly()))
-                        .agg(ws.count(), ws.sum("v"), ws.max("v")), 9),
+                        .agg(ws.count(), ws.sum("v"), ws.max("v")), 9, True),
+    "trailing-predicate": (lambda ev: ev.window(ws.Trailing(2, F.col("v") > 3))
+                           .agg(ws.count(), ws.sum("v")), 9, False),
 }
 
 
@@ -74,10 +79,10 @@ SINCE_DAILY = [  # (key, window_start, time, count, sum_v)
 
 
 @pytest.mark.parametrize("name", list(QUERIES))
-def test_periods_on_a_stream_restarted_every_batch_equal_the_final_batch_rows(
+def test_periods_on_a_stream_equal_the_final_batch_rows(
         streaming: SparkSession, tmp_path: Path, name: str) -> None:
-    query, count = QUERIES[name]
-    got, report = run_stream(streaming, tmp_path, query, FILES, True)
+    query, count, restart = QUERIES[name]
+    got, report = run_stream(streaming, tmp_path, query, FILES, restart)
     want = final_rows(streaming, query)
     assert len(want) == count
     assert_same(got, want)

@@ -25,6 +25,7 @@ from ..spec.windows import (
     Tumbling,
 )
 from .frames import RangeFrame, RowsFrame
+from .intervals import HoppingWindows
 from .nodes import Plan, ResolvedAggregation
 from .periods import Ticks
 from .registry import NoWindow, rule_for
@@ -32,6 +33,13 @@ from .source import Inputs, tie_break_columns
 
 STREAM_STRATEGY = "stream"
 RUNNING_STRATEGY = "arrow-running"
+PANES_STRATEGY = "stream-panes"
+PANE_AGGREGATIONS: dict[str, tuple[str, ...]] = {
+    "count": ("*",), "sum": ("float",), "mean": ("float",), "variance": ("float",),
+    "stddev": ("float",), "min": ("float", "integer"), "max": ("float", "integer"),
+}
+"""The aggregations a pane carries as partials, by value class ("*": any)."""
+PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 UNBOUNDED_FNS = ("collect", "udaf")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
@@ -56,6 +64,28 @@ class AccumulatorsPlan(Plan):
                 "each row's output is the accumulators after it.")
 
 
+def carried_by_panes(fn: str, value_class: str) -> bool:
+    """Whether a pane carries the partials of `fn` over values of `value_class`."""
+    classes = PANE_AGGREGATIONS.get(fn, ())
+    return "*" in classes or value_class in classes
+
+
+@dataclass(frozen=True, kw_only=True)
+class PanesPlan(Plan):
+    """`stream-panes`: tumbling and hopping windows over point events on a stream, from
+    partial aggregates per pane (`runtime/stream_panes.py`): `windows` as in batch."""
+
+    windows: HoppingWindows
+
+    strategy = PANES_STRATEGY
+
+    def how(self) -> str:
+        return ("the timeline is cut into panes of gcd(size, hop); a kernel per key adds "
+                "each row to its pane's partial aggregates (row and value counts, sums, "
+                "squared deviations, extremes) as it arrives, and writes a window from "
+                "its panes' partials once no later row can fall in it.")
+
+
 @dataclass(frozen=True, kw_only=True)
 class StreamPlan(Plan):
     """A query over a stream: `inner`, the kernel's plan; `lateness` in ticks; in words,
@@ -69,6 +99,12 @@ class StreamPlan(Plan):
     strategy = STREAM_STRATEGY
 
     def how(self) -> str:
+        if isinstance(self.inner, PanesPlan):
+            return ("Structured Streaming: rows grouped by key into Spark's stateful "
+                    "operator (transformWithStateInPandas, event time, RocksDB state "
+                    f"store); per key, {self.inner.how()[4:]} State per key: "
+                    f"{self.state}. Emitted: {self.emits}. {self.late()} One event-time "
+                    "timer per key wakes it when its next window can be final.")
         return ("Structured Streaming: rows grouped by key into Spark's stateful operator "
                 "(transformWithStateInPandas, event time, RocksDB state store); per key, "
                 "the rows ahead of the watermark wait in the state, and those at or "
@@ -171,6 +207,18 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
             return (inner, "the events alive in the windows not yet final (an event "
                     "stays while it is alive: open-ended events for ever)",
                     "a window once the watermark passes its end")
+        windows = getattr(inner, "windows", None)
+        if isinstance(windows, HoppingWindows) and source.time.kind in PANE_TIME_KINDS \
+                and all(carried_by_panes(r.aggregation.fn, r.value_class)
+                        for r in resolved):
+            panes = PanesPlan(source=source, window=inner.window, aggregations=resolved,
+                              tie_break=inner.tie_break, reason=(
+                                  "every aggregation has partials a pane can carry"),
+                              windows=windows)
+            return (panes, "one row of partial aggregates per non-empty pane of the "
+                    "windows not yet final (at most size / gcd(size, hop) + the panes "
+                    "the lateness spans), not the rows", "a window once the watermark "
+                    "passes its end")
         return (inner, "the rows of the windows not yet final (at most size / hop "
                 "windows)", "a window once the watermark passes its end")
     if isinstance(window, Snapshot):

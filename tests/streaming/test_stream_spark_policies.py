@@ -23,6 +23,7 @@ from test_stream_spark import (
     batch_frame,
     run_stream,
     seconds,
+    source,
 )
 
 import wisp as ws
@@ -62,3 +63,18 @@ def test_policy_windows_on_a_restarted_stream_equal_the_final_batch_rows(
     assert len(got) == len(want)
     assert_same(got, want)
     assert report["late"] == len(LATE)
+
+
+def test_stream_explain_says_what_a_policy_window_keeps_and_when_it_writes(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    tmp_path.joinpath("in").mkdir()
+    ev = ws.events(source(streaming, tmp_path / "in"), time="ts", key="k", lateness="5s")
+    text = ws.explain(QUERIES["sliding-count-time"](ev))
+    assert "Strategy stream: Structured Streaming" in text
+    assert "kernel of the batch strategy arrow-spl" in text
+    assert "State per key: the window's contents (count eviction: the last n tuples" in text
+    assert "Emitted: every time firing once the watermark passes it" in text
+    text = ws.explain(ev.window(ws.Tumbling(ws.Count(3))).agg(ws.count()))
+    assert "State per key: the tuples since the last firing" in text
+    assert ("Emitted: a firing once the tuple that fires it has entered (the watermark "
+            "passed its time); a stream has no end: no flushed tail (partial)") in text

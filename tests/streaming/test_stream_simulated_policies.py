@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle_spl import spl_window
@@ -167,9 +168,11 @@ def test_a_watermark_jump_over_fifty_periods_emits_every_firing_once() -> None:
                                                                   Time(period)),
                    ws.Tumbling(Time(period))):
         result = run(window, ([first, table([]), jump, table([])], 1000, False))
-        got = [r for r in emitted(result) if r["k"] == "a"]
-        taus = [r["time"] for r in got]
+        steps = [b for b in result.emitted if "a" in b.column("k").to_pylist()]
+        assert len(steps) == 1  # one step (the timer's, in the last batch) emits them all
+        taus = steps[0].column("time").to_pylist()
         assert taus == [k * period for k in range(1, 60)]  # below the horizon 60 s - 1 ms
+        assert result.watermarks == [0, 999, 999, 59_999]
         assert_same(emitted(result), final_oracle_rows(result, window))
 
 
@@ -250,3 +253,44 @@ def test_transcripts_replayed_as_streams_emit_their_firings() -> None:
         want = [(s[1], s[2]) for s in case["steps"]
                 if s[0] == "fire" and s[3] and s[1] * SECOND <= bound]
         assert got == want, (case["name"], window)
+
+
+FLOAT_INPUT = pa.schema([INPUT.field("k"), pa.field("t", pa.float64()),
+                         *[INPUT.field(c) for c in ("v", "a", "p")]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=streams(), evict=st.one_of(counts, times, deltas),
+       t=st.integers(1, 6), align=st.integers(-3, 3), tumbling=st.booleans())
+def test_time_firings_over_float_time_on_a_stream(
+        data: Stream, evict: Policy, t: int, align: int, tumbling: bool) -> None:
+    """Float time (whole ticks, as Spark's watermark reads a float's floor): the next
+    firing's timer (`wake`) is found for float firing times too."""
+    batches, lateness, emit_late = data
+    batches = [b.cast(FLOAT_INPUT) for b in batches]
+    trigger = Time(float(t * HALF), float(align * HALF))
+    window = ws.Tumbling(trigger) if tumbling else ws.Sliding(evict, trigger)
+    spl = kernel(window)
+    spl = SplKernel(**{**spl.__dict__, "time_kind": "float"})
+    stream = StreamKernel(spl, FLOAT_INPUT, "t", "float", ORDER, "spec")
+    result = simulate(stream, batches, "k", lateness, emit_late)
+    check_late(result, batches, lateness, emit_late)
+    got = [{**r, **{c: None if r[c] is None else int(r[c])
+                    for c in ("window_start", "window_end", "time")}}
+           for r in emitted(result)]
+    assert_same(got, final_oracle_rows(result, window))
+
+
+def test_a_jump_over_more_than_max_ticks_periods_fails_naming_t() -> None:
+    """The firings of one key in one step count against `max_ticks` (a stream's key has
+    no end, so its whole span does not): 10 are allowed, the jump makes 59 (1 s to 59 s)."""
+    period = 2 * HALF
+    first = table([("a", 1 * period, 1.0, 0, False)])
+    jump = table([("b", 60 * period, 5.0, 0, False)])
+    window = ws.Sliding(Count(3), Time(period, max_ticks=10))
+    with pytest.raises(ws.WispInputError) as caught:
+        run(window, ([first, table([]), jump, table([])], 1000, False))
+    assert str(caught.value) == (
+        "`t` must make at most max_ticks=10 time trigger firings per key, found about 59 "
+        "for one key; pass Time(..., max_ticks=...) to allow more, or a larger `t` or a "
+        "shorter span")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WispError, WispUnsupportedError
+from ..errors import WispUnsupportedError
 from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.windows import (
     CountByStartTime,
@@ -168,10 +168,7 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         if getattr(window, "output", "windows") != "windows":
             raise _unsupported(f"{name}(output='changes')", " (its rows can wait for "
                                "ever for the result to change)")
-        try:
-            inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
-        except WispError as error:
-            raise _unsupported(f"{name} by policy") from error
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
         if source.is_interval:
             return (inner, "the events alive in the windows not yet final (an event "
                     "stays while it is alive: open-ended events for ever)",

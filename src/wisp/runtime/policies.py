@@ -12,6 +12,18 @@ Policies are the spec's own classes (`wisp.spec.policies`), resolved to ticks:
 
 A key run longer than `chunk_rows` goes through `step` in pieces (`resumable.resumed`),
 carrying the window's contents and what the policies remember (see `SplKernel`).
+
+Streamable (`resumable.Streamable`): a stream feeds each key's tuples in time order
+(then the tie-break columns), each once the watermark passes it, with a horizon `H`
+(every later tuple has time >= H). A count or delta firing is final once its tuple has
+arrived (its window holds tuples that arrived before it); a time firing at `tau` once
+`tau < H` (it sees the tuples with clock <= tau, and none can still come), so a step
+emits every time firing below the horizon, however many periods the horizon passed,
+also with no new tuple and after the key's newest one (a batch stops at the first
+firing at or after it; a stream has no end). The `due` scalar is the horizon already
+passed (the firings below it were emitted); `wake` is the horizon past the next time
+firing. Nothing else fires without tuples: count and delta policies never wake, and no
+tumbling tail is flushed (`finish` is the end of a batch only).
 """
 
 from __future__ import annotations
@@ -70,7 +82,12 @@ class SplKernel:
     delta-sized tumbling window keeps every tuple since its first while none exceeds it
     by more than `d`; a punctuation window every tuple since the last flag. Those states
     grow with the key's history (the results stay correct), and each step recomputes
-    them: time grows with the state's size per piece."""
+    them: time grows with the state's size per piece.
+
+    On a stream (`step` with a horizon): see the module's docstring. A time-sized
+    tumbling window whose tuples have all fired keeps its newest tuple as an `anchor`
+    (the `anchor` scalar): in no window, only the key's columns for the empty windows
+    that the following periods emit."""
 
     keys: tuple[str, ...]
     time: str

@@ -191,7 +191,12 @@ class SplKernel:
         elif isinstance(self.evict, Count):
             kept = group.slice(max(n - self.evict.n, 0))
         else:
-            alive = self.alive(ticks, attrs, clock)
+            reach = clock
+            if self.timed() and len(found.time) and reach is not None:
+                # a stream's time firings after the newest tuple evicted at their own
+                # clock: the tuples they evicted leave the state (the newest stays)
+                reach = max(reach, found.time.max().item())
+            alive = self.alive(ticks, attrs, reach)
             if isinstance(self.evict, Delta) and not alive.all():
                 scalars["full"] = True
             kept = group.take(pa.array(np.flatnonzero(alive)))

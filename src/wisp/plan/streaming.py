@@ -5,7 +5,7 @@ A stream runs a resumable kernel per key inside Spark's stateful operator
 (`engine/streaming.py`): the key's state between micro-batches is the kernel's state plus
 the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
 plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
-`arrow-sessions`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
+`arrow-sessions`, `arrow-spl`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
 `AccumulatorsPlan`: accumulators carried per key instead of rows.
 """
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WispError, WispUnsupportedError
+from ..errors import WispUnsupportedError
+from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.windows import (
     CountByStartTime,
     Hopping,
@@ -21,6 +22,7 @@ from ..spec.windows import (
     Rows,
     Session,
     Since,
+    Sliding,
     Snapshot,
     Tumbling,
 )
@@ -43,7 +45,7 @@ PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 UNBOUNDED_FNS = ("collect", "udaf")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
-                "CountByStartTime", "Session")
+                "CountByStartTime", "Session", "Sliding", "Tumbling by policy")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,14 +197,14 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                 "row, and the anchors not yet final",
                 "a row's window once the watermark passes its time + end (a forward "
                 "end adds its length to the latency)")
+    if isinstance(window, Sliding) or (isinstance(window, Tumbling)
+                                       and _policy_sized(window)):
+        return _policies(inputs, window, resolved, name)
     if isinstance(window, (Tumbling, Hopping)):
         if getattr(window, "output", "windows") != "windows":
             raise _unsupported(f"{name}(output='changes')", " (its rows can wait for "
                                "ever for the result to change)")
-        try:
-            inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
-        except WispError as error:
-            raise _unsupported(f"{name} by policy") from error
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
         if source.is_interval:
             return (inner, "the events alive in the windows not yet final (an event "
                     "stays while it is alive: open-ended events for ever)",
@@ -235,3 +237,37 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         return (inner, "the open session's rows (bounded by max_duration when given)",
                 "a session once the watermark passes its last event + gap")
     raise _unsupported(name)
+
+
+def _policy_sized(window: Tumbling) -> bool:
+    return isinstance(window.size, (Count, Time, Delta, Punctuation))
+
+
+def _policies(inputs: Inputs, window: Sliding | Tumbling,
+              resolved: tuple[ResolvedAggregation, ...], name: str) -> tuple[Plan, str, str]:
+    """Sliding and policy-sized tumbling windows: tuples enter in time order (then the
+    tie-break columns) once the watermark passes them, so `order` (an arrival order
+    other than time) is refused: a stream could not know that no tuple earlier in it
+    is still to come."""
+    source = inputs.source
+    if source.order is not None:
+        raise WispUnsupportedError(
+            f"`order` must be None for {name} on a stream (tuples enter in time order "
+            "once the watermark passes them; an arrival order other than time has no "
+            f"watermark to wait for), found {source.order!r}")
+    inner = _batch_rule_plan(inputs, window, resolved, "arrow-spl")
+    timed = isinstance(window.trigger if isinstance(window, Sliding) else window.size,
+                       Time)
+    if isinstance(window, Sliding):
+        state = ("the window's contents (count eviction: the last n tuples; time: the "
+                 "tuples within t of the newest; delta: the tuples no later one exceeded "
+                 "by more than d, not bounded for falling values)")
+    else:
+        state = ("the tuples since the last firing (a delta- or punctuation-sized "
+                 "window: not bounded while it does not fire)")
+    emits = ("every time firing once the watermark passes it, also with no new tuple "
+             "and after the key's newest tuple (one per period; a jump over many "
+             "periods emits them all at once)" if timed else
+             "a firing once the tuple that fires it has entered (the watermark passed "
+             "its time)")
+    return inner, state, emits + "; a stream has no end: no flushed tail (partial)"

@@ -101,8 +101,6 @@ def test_lateness_takes_timedeltas_and_days(stream: DataFrame) -> None:
 
 
 @pytest.mark.parametrize(("window", "name"), [
-    (ws.Sliding(ws.Count(3)), "Sliding"),
-    (ws.Tumbling(ws.Count(3)), "Tumbling by policy"),
     (ws.Dynamic(ws.clock("1s")), "Dynamic"),
     (ws.Hopping("4s", "2s", output="changes"), "Hopping(output='changes') (its rows can "
      "wait for ever for the result to change)"),
@@ -116,15 +114,14 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
     assert text.startswith(
         "`window` must be one of cumulative (ev.agg), Since, Trailing, Rows, Range, "
         "Tumbling and Hopping by duration (output='windows'), Snapshot, CountByStartTime, "
-        f"Session on a stream (the other kinds do not run on a stream yet), found {name}"
+        "Session, Sliding, Tumbling by policy on a stream (the other kinds do not run on a "
+        f"stream yet), found {name}"
     ), text
 
 
 @pytest.mark.parametrize(("window", "refusal"), [
-    (ws.Sliding(ws.Count(2)), "`window` must be one of cumulative (ev.agg), "
-     "Since, Trailing, Rows, Range, Tumbling and Hopping by duration (output='windows'), "
-     "Snapshot, CountByStartTime, Session on a stream (the other kinds do not run on a "
-     "stream yet), found Sliding"),
+    (ws.Sliding(ws.Count(2)), "`window` must be Hopping, Tumbling by duration, Snapshot, "
+     "CountByStartTime or Session for interval events"),
     (ws.Rows(-1, 0), "`window` must be Hopping, Tumbling by duration, Snapshot, "
      "CountByStartTime or Session for interval events"),
     (ws.Since(ws.daily()), "`window` must be Hopping, Tumbling by duration, Snapshot, "
@@ -138,6 +135,21 @@ def test_other_windows_over_interval_events_are_refused(
     with pytest.raises(ws.WispUnsupportedError) as caught:
         ev.window(window).agg(ws.count())
     assert str(caught.value).startswith(refusal), str(caught.value)
+
+
+@pytest.mark.parametrize(("window", "name"), [
+    (ws.Sliding(ws.Count(3), ws.Time("2s")), "Sliding"),
+    (ws.Tumbling(ws.Punctuation("p")), "Tumbling"),
+])
+def test_an_arrival_order_is_refused_for_policy_windows_on_a_stream(
+        stream: DataFrame, window: ws.Window, name: str) -> None:
+    ev = ws.events(stream, time="ts", key="k", order="t", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(window).agg(ws.count())
+    assert str(caught.value) == (
+        f"`order` must be None for {name} on a stream (tuples enter in time order once "
+        "the watermark passes them; an arrival order other than time has no watermark to "
+        "wait for), found 't'")
 
 
 @pytest.mark.parametrize("window", [None, ws.Since("p"), ws.Trailing(2, "p")])

@@ -5,16 +5,17 @@ A stream runs a resumable kernel per key inside Spark's stateful operator
 (`engine/streaming.py`): the key's state between micro-batches is the kernel's state plus
 the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
 plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
-`arrow-sessions`, `arrow-ticks` for `Since` over calendar ticks and `Trailing`), or, for
-running aggregates (`ev.agg`, `Since(predicate)`), an `AccumulatorsPlan`: accumulators
-carried per key instead of rows.
+`arrow-sessions`, `arrow-spl`, `arrow-ticks` for `Since` over calendar ticks and
+`Trailing`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
+`AccumulatorsPlan`: accumulators carried per key instead of rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WispError, WispUnsupportedError
+from ..errors import WispUnsupportedError
+from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.windows import (
     CalendarTick,
     CountByStartTime,
@@ -23,11 +24,13 @@ from ..spec.windows import (
     Rows,
     Session,
     Since,
+    Sliding,
     Snapshot,
     Trailing,
     Tumbling,
 )
 from .frames import RangeFrame, RowsFrame
+from .intervals import HoppingWindows
 from .nodes import Plan, ResolvedAggregation
 from .periods import Ticks, TicksPlan
 from .registry import NoWindow, rule_for
@@ -35,10 +38,17 @@ from .source import Inputs, tie_break_columns
 
 STREAM_STRATEGY = "stream"
 RUNNING_STRATEGY = "arrow-running"
+PANES_STRATEGY = "stream-panes"
+PANE_AGGREGATIONS: dict[str, tuple[str, ...]] = {
+    "count": ("*",), "sum": ("float",), "mean": ("float",), "variance": ("float",),
+    "stddev": ("float",), "min": ("float", "integer"), "max": ("float", "integer"),
+}
+"""The aggregations a pane carries as partials, by value class ("*": any)."""
+PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 UNBOUNDED_FNS = ("collect", "udaf")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
-                "CountByStartTime", "Session")
+                "CountByStartTime", "Session", "Sliding", "Tumbling by policy")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +69,28 @@ class AccumulatorsPlan(Plan):
                 "each row's output is the accumulators after it.")
 
 
+def carried_by_panes(fn: str, value_class: str) -> bool:
+    """Whether a pane carries the partials of `fn` over values of `value_class`."""
+    classes = PANE_AGGREGATIONS.get(fn, ())
+    return "*" in classes or value_class in classes
+
+
+@dataclass(frozen=True, kw_only=True)
+class PanesPlan(Plan):
+    """`stream-panes`: tumbling and hopping windows over point events on a stream, from
+    partial aggregates per pane (`runtime/stream_panes.py`): `windows` as in batch."""
+
+    windows: HoppingWindows
+
+    strategy = PANES_STRATEGY
+
+    def how(self) -> str:
+        return ("the timeline is cut into panes of gcd(size, hop); a kernel per key adds "
+                "each row to its pane's partial aggregates (row and value counts, sums, "
+                "squared deviations, extremes) as it arrives, and writes a window from "
+                "its panes' partials once no later row can fall in it.")
+
+
 @dataclass(frozen=True, kw_only=True)
 class StreamPlan(Plan):
     """A query over a stream: `inner`, the kernel's plan; `lateness` in ticks; in words,
@@ -72,6 +104,12 @@ class StreamPlan(Plan):
     strategy = STREAM_STRATEGY
 
     def how(self) -> str:
+        if isinstance(self.inner, PanesPlan):
+            return ("Structured Streaming: rows grouped by key into Spark's stateful "
+                    "operator (transformWithStateInPandas, event time, RocksDB state "
+                    f"store); per key, {self.inner.how()[4:]} State per key: "
+                    f"{self.state}. Emitted: {self.emits}. {self.late()} One event-time "
+                    "timer per key wakes it when its next window can be final.")
         return ("Structured Streaming: rows grouped by key into Spark's stateful operator "
                 "(transformWithStateInPandas, event time, RocksDB state store); per key, "
                 "the rows ahead of the watermark wait in the state, and those at or "
@@ -164,18 +202,30 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                 "row, and the anchors not yet final",
                 "a row's window once the watermark passes its time + end (a forward "
                 "end adds its length to the latency)")
+    if isinstance(window, Sliding) or (isinstance(window, Tumbling)
+                                       and _policy_sized(window)):
+        return _policies(inputs, window, resolved, name)
     if isinstance(window, (Tumbling, Hopping)):
         if getattr(window, "output", "windows") != "windows":
             raise _unsupported(f"{name}(output='changes')", " (its rows can wait for "
                                "ever for the result to change)")
-        try:
-            inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
-        except WispError as error:
-            raise _unsupported(f"{name} by policy") from error
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
         if source.is_interval:
             return (inner, "the events alive in the windows not yet final (an event "
                     "stays while it is alive: open-ended events for ever)",
                     "a window once the watermark passes its end")
+        windows = getattr(inner, "windows", None)
+        if isinstance(windows, HoppingWindows) and source.time.kind in PANE_TIME_KINDS \
+                and all(carried_by_panes(r.aggregation.fn, r.value_class)
+                        for r in resolved):
+            panes = PanesPlan(source=source, window=inner.window, aggregations=resolved,
+                              tie_break=inner.tie_break, reason=(
+                                  "every aggregation has partials a pane can carry"),
+                              windows=windows)
+            return (panes, "one row of partial aggregates per non-empty pane of the "
+                    "windows not yet final (at most size / gcd(size, hop) + the panes "
+                    "the lateness spans), not the rows", "a window once the watermark "
+                    "passes its end")
         return (inner, "the rows of the windows not yet final (at most size / hop "
                 "windows)", "a window once the watermark passes its end")
     if isinstance(window, Snapshot):
@@ -218,3 +268,37 @@ def _ticks_kept(ticks: Ticks) -> tuple[str, str]:
     emits = {"ticks": tick, "events": row, "both": f"{tick}; and {row}"}[ticks.emit]
     return ("the rows of the open period (after the last tick row written), the key's "
             "first tick and the last tick written", emits)
+
+
+def _policy_sized(window: Tumbling) -> bool:
+    return isinstance(window.size, (Count, Time, Delta, Punctuation))
+
+
+def _policies(inputs: Inputs, window: Sliding | Tumbling,
+              resolved: tuple[ResolvedAggregation, ...], name: str) -> tuple[Plan, str, str]:
+    """Sliding and policy-sized tumbling windows: tuples enter in time order (then the
+    tie-break columns) once the watermark passes them, so `order` (an arrival order
+    other than time) is refused: a stream could not know that no tuple earlier in it
+    is still to come."""
+    source = inputs.source
+    if source.order is not None:
+        raise WispUnsupportedError(
+            f"`order` must be None for {name} on a stream (tuples enter in time order "
+            "once the watermark passes them; an arrival order other than time has no "
+            f"watermark to wait for), found {source.order!r}")
+    inner = _batch_rule_plan(inputs, window, resolved, "arrow-spl")
+    timed = isinstance(window.trigger if isinstance(window, Sliding) else window.size,
+                       Time)
+    if isinstance(window, Sliding):
+        state = ("the window's contents (count eviction: the last n tuples; time: the "
+                 "tuples within t of the newest; delta: the tuples no later one exceeded "
+                 "by more than d, not bounded for falling values)")
+    else:
+        state = ("the tuples since the last firing (a delta- or punctuation-sized "
+                 "window: not bounded while it does not fire)")
+    emits = ("every time firing once the watermark passes it, also with no new tuple "
+             "and after the key's newest tuple (one per period; a jump over many "
+             "periods emits them all at once)" if timed else
+             "a firing once the tuple that fires it has entered (the watermark passed "
+             "its time)")
+    return inner, state, emits + "; a stream has no end: no flushed tail (partial)"

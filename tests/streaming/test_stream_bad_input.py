@@ -101,8 +101,6 @@ def test_lateness_takes_timedeltas_and_days(stream: DataFrame) -> None:
 
 
 @pytest.mark.parametrize(("window", "name"), [
-    (ws.Trailing(2, ws.hourly()), "Trailing"),
-    (ws.Since(ws.daily()), "Since over calendar ticks"),
     (ws.Dynamic(ws.clock("1s")), "Dynamic"),
     (ws.Hopping("4s", "2s", output="changes"), "Hopping(output='changes') (its rows can "
      "wait for ever for the result to change)"),
@@ -114,7 +112,7 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
         ev.window(window).agg(ws.count())
     text = str(caught.value)
     assert text.startswith(
-        "`window` must be one of cumulative (ev.agg), Since(predicate), Rows, Range, "
+        "`window` must be one of cumulative (ev.agg), Since, Trailing, Rows, Range, "
         "Tumbling and Hopping by duration (output='windows'), Snapshot, CountByStartTime, "
         "Session, Sliding, Tumbling by policy on a stream (the other kinds do not run on a "
         f"stream yet), found {name}"
@@ -126,6 +124,9 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
      "CountByStartTime or Session for interval events"),
     (ws.Rows(-1, 0), "`window` must be Hopping, Tumbling by duration, Snapshot, "
      "CountByStartTime or Session for interval events"),
+    (ws.Since(ws.daily()), "`window` must be Hopping, Tumbling by duration, Snapshot, "
+     "CountByStartTime or Session for interval events (bound with `end`: column 'e'), "
+     "found Since, which reads point events"),
 ])
 def test_other_windows_over_interval_events_are_refused(
         stream: DataFrame, window: ws.Window, refusal: str) -> None:
@@ -151,7 +152,7 @@ def test_an_arrival_order_is_refused_for_policy_windows_on_a_stream(
         "wait for), found 't'")
 
 
-@pytest.mark.parametrize("window", [None, ws.Since("p")])
+@pytest.mark.parametrize("window", [None, ws.Since("p"), ws.Trailing(2, "p")])
 def test_collect_over_a_window_that_never_closes_is_refused(
         stream: DataFrame, window: ws.Window | None) -> None:
     ev = ws.events(stream, time="ts", key="k", lateness="5s")

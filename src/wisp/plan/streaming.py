@@ -5,7 +5,8 @@ A stream runs a resumable kernel per key inside Spark's stateful operator
 (`engine/streaming.py`): the key's state between micro-batches is the kernel's state plus
 the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
 plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
-`arrow-sessions`, `arrow-spl`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
+`arrow-sessions`, `arrow-spl`, `arrow-ticks` for `Since` over calendar ticks and
+`Trailing`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
 `AccumulatorsPlan`: accumulators carried per key instead of rows.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from ..errors import WispUnsupportedError
 from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.windows import (
+    CalendarTick,
     CountByStartTime,
     Hopping,
     Range,
@@ -24,12 +26,13 @@ from ..spec.windows import (
     Since,
     Sliding,
     Snapshot,
+    Trailing,
     Tumbling,
 )
 from .frames import RangeFrame, RowsFrame
 from .intervals import HoppingWindows
 from .nodes import Plan, ResolvedAggregation
-from .periods import Ticks
+from .periods import Ticks, TicksPlan
 from .registry import NoWindow, rule_for
 from .source import Inputs, tie_break_columns
 
@@ -43,7 +46,7 @@ PANE_AGGREGATIONS: dict[str, tuple[str, ...]] = {
 """The aggregations a pane carries as partials, by value class ("*": any)."""
 PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 UNBOUNDED_FNS = ("collect", "udaf")
-STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
+STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session", "Sliding", "Tumbling by policy")
 
@@ -137,7 +140,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
     name = "cumulative aggregation" if isinstance(window, NoWindow) else \
         type(window).__name__
     unbounded = [r.name for r in resolved if r.aggregation.fn in UNBOUNDED_FNS]
-    if unbounded and isinstance(window, (NoWindow, Since)):
+    if unbounded and (isinstance(window, NoWindow) or _predicate_ticks(window)):
         raise WispUnsupportedError(
             f"`aggregations` must not read every value of a window that never closes "
             f"({name}) on a stream, found {', '.join(unbounded)}: its state would keep "
@@ -174,16 +177,18 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                                  ticks=None),
                 "one accumulator set (a few numbers per aggregation)",
                 "each row's output once the watermark passes its time")
-    if isinstance(window, Since):
+    if isinstance(window, (Since, Trailing)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-ticks")
-        ticks = getattr(inner, "ticks", None)
-        if not isinstance(ticks, Ticks) or ticks.predicate is None:
-            raise _unsupported("Since over calendar ticks")
-        return (AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
-                                 tie_break=tie_break_columns(source), reason="a stream",
-                                 ticks=ticks),
-                "one accumulator set since the last tick row",
-                "each row's output once the watermark passes its time")
+        assert isinstance(inner, TicksPlan)
+        ticks = inner.ticks
+        if ticks.predicate is not None and not ticks.trailing:
+            return (AccumulatorsPlan(source=source, window=repr(window),
+                                     aggregations=resolved,
+                                     tie_break=tie_break_columns(source),
+                                     reason="a stream", ticks=ticks),
+                    "one accumulator set since the last tick row",
+                    "each row's output once the watermark passes its time")
+        return (inner, *_ticks_kept(ticks))
     if isinstance(window, (Rows, Range)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-frames")
         frame = getattr(inner, "frame", None)
@@ -237,6 +242,32 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         return (inner, "the open session's rows (bounded by max_duration when given)",
                 "a session once the watermark passes its last event + gap")
     raise _unsupported(name)
+
+
+def _predicate_ticks(window: object) -> bool:
+    """Whether `window` is a `Since` or `Trailing` over a boolean tick column, whose
+    periods close only where the column is true (perhaps never)."""
+    return isinstance(window, (Since, Trailing)) and not isinstance(window.tick,
+                                                                    CalendarTick)
+
+
+def _ticks_kept(ticks: Ticks) -> tuple[str, str]:
+    """What a `Since` or `Trailing` window over the tick kernel keeps per key on a
+    stream, and when it emits."""
+    row = "each row's output (over its window up to the row) once the watermark passes its time"
+    if ticks.calendar is None:
+        return (f"the rows of the current period and the {ticks.n - 1} before it (a "
+                "period ends at a row whose tick column is true: not bounded while it "
+                "stays false)", row)
+    if ticks.trailing:
+        return (f"the rows of the current period and the {ticks.n - 1} before it, the "
+                "key's first tick", row)
+    tick = ("a tick's row (its period (previous tick, tick]) once the watermark reaches "
+            "the tick: every tick from the key's first event's period on, empty periods "
+            "included, all at once when the watermark jumps over several")
+    emits = {"ticks": tick, "events": row, "both": f"{tick}; and {row}"}[ticks.emit]
+    return ("the rows of the open period (after the last tick row written), the key's "
+            "first tick and the last tick written", emits)
 
 
 def _policy_sized(window: Tumbling) -> bool:

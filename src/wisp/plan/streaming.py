@@ -5,8 +5,10 @@ A stream runs a resumable kernel per key inside Spark's stateful operator
 (`engine/streaming.py`): the key's state between micro-batches is the kernel's state plus
 the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
 plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
-`arrow-sessions`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
-`AccumulatorsPlan`: accumulators carried per key instead of rows.
+`arrow-sessions`, `arrow-dynamic`: anchors from a second stream, each input with its
+own watermark, or a clock that ticks with the watermark), or, for running aggregates
+(`ev.agg`, `Since(predicate)`), an `AccumulatorsPlan`: accumulators carried per key
+instead of rows.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from ..errors import WispError, WispUnsupportedError
 from ..spec.windows import (
     CountByStartTime,
+    Dynamic,
     Hopping,
     Range,
     Rows,
@@ -24,6 +27,7 @@ from ..spec.windows import (
     Snapshot,
     Tumbling,
 )
+from .dynamic import DynamicPlan
 from .frames import RangeFrame, RowsFrame
 from .nodes import Plan, ResolvedAggregation
 from .periods import Ticks
@@ -35,7 +39,7 @@ RUNNING_STRATEGY = "arrow-running"
 UNBOUNDED_FNS = ("collect", "udaf")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
-                "CountByStartTime", "Session")
+                "CountByStartTime", "Session", "Dynamic (anchors from a stream, or a clock)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,4 +190,35 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-sessions")
         return (inner, "the open session's rows (bounded by max_duration when given)",
                 "a session once the watermark passes its last event + gap")
+    if isinstance(window, Dynamic):
+        return _dynamic(inputs, window, resolved)
     raise _unsupported(name)
+
+
+def _dynamic(inputs: Inputs, window: Dynamic, resolved: tuple[ResolvedAggregation, ...]
+             ) -> tuple[Plan, str, str]:
+    """Dynamic windows on a stream: anchors from a second stream (one operator over the
+    union of both, whose watermark is the smaller of the two), or a clock."""
+    if inputs.source.on_late != "count":
+        raise WispUnsupportedError(
+            "`on_late` must be 'count' for Dynamic windows on a stream, found "
+            f"{inputs.source.on_late!r}: their late anchors and events are counted "
+            "(wisp.stream_report), not output as rows")
+    inner = _batch_rule_plan(inputs, window, resolved, "arrow-dynamic")
+    assert isinstance(inner, DynamicPlan)
+    closed = ("the window's end" if window.closed in ("both", "right") else
+              "one tick before the window's end (open on the right)")
+    if inner.clock is not None:
+        until = ("the clock's end" if inner.clock.end is not None else
+                 "the watermark, for ever (a stream has no last event)")
+        return (inner, "the next tick and the events from its window's start on",
+                "the ticks from the key's first event (or the clock's start) up to "
+                f"{until}: a tick's window once the watermark is at or past the tick and "
+                f"{closed}; a watermark jump over many ticks emits them "
+                "all in one step (at most max_ticks)")
+    return (inner, "the anchors whose windows are not final yet (an anchor without an "
+            "end waits for ever) and the events such a window or a later anchor's can "
+            "reach: none older than the largest obsolete so far",
+            "an anchor's window once the watermark (the smaller of the anchors' and the "
+            f"events' watermarks) is at or past the anchor and {closed}; an "
+            "obsolete promise broken fails the query when its anchor arrives")

@@ -5,7 +5,10 @@ in the sorted event times; clock ticks are generated here from the key's span. O
 violations travel as a message column (`VIOLATION`) that the driver's `raise_error`
 filter turns into a failed query. Short key runs go several at a time through
 `run_group`; a long run goes through `step` in pieces, carrying the events windows can
-still reach and the anchors whose windows are still open (`DynamicKernel`).
+still reach and the anchors whose windows are still open (`DynamicKernel`). On a stream
+the same steps run with a horizon (`resumable.Streamable`): an anchor's window `[start,
+end]` is emitted once no later row can join it, and clock ticks fire as the watermark
+passes them.
 """
 
 from __future__ import annotations
@@ -76,7 +79,21 @@ class DynamicKernel:
     ticks up to the newest time seen exist whatever follows, and are emitted once final
     as above; the state holds the next tick not emitted, the events from that tick's
     window start on, and the newest time, since the ticks run up to the key's last
-    event (or the clock's end), which only `finish` knows."""
+    event (or the clock's end), which only `finish` knows.
+
+    Streamable (`resumable.Streamable`): told a horizon `H` (every later row, anchor or
+    event, has time >= H; a stream's watermark `W` gives `H = W + 1` tick), a step also
+    emits each fed anchor's window that no later event can join: one closed on the
+    right (`closed` "both" or "right") once its end is before `H` (`W >= end`), one
+    open on the right once its end is at or before `H`; a window without an end never.
+    Later anchors' windows start no earlier than `H` plus the `start` offset (or the
+    obsolete floor), so the carried events are trimmed from there. A clock on a stream
+    has no last event: its ticks fire once `H` passes them (`W >= T`), up to the clock's
+    `end` if given, for ever otherwise, and each is emitted once its window is final;
+    `max_ticks` bounds the ticks of one step. `wake` is the smallest such `H` for the
+    waiting anchors or the next tick. With `raises` (a stream's kernel), a broken
+    obsolete promise raises a `WispInputError` in the step that receives its anchor,
+    with the batch query's message, instead of travelling as a column."""
 
     keys: tuple[str, ...]
     time_kind: str

@@ -210,3 +210,14 @@ def test_dynamic_windows_on_a_stream_explain_their_state(stream: DataFrame) -> N
     assert "the smaller of the anchors' and the events' watermarks" in text
     text = ws.explain(ev.window(ws.Dynamic(ws.clock("1s"), start="-1s")).agg(ws.count()))
     assert "up to the watermark, for ever (a stream has no last event)" in text
+
+
+def test_edges_on_a_stream_are_refused(stream: DataFrame) -> None:
+    edges = stream.withColumn("edge", F.lit("start")).withColumn("id", F.col("k"))
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ws.from_edges(edges, "ts", edge="edge", id="id", key="k")
+    assert str(caught.value) == (
+        "`df` must be a batch DataFrame for from_edges, found a streaming DataFrame: a "
+        "start edge's interval stays undecided until its end edge arrives, however late, "
+        "so no window it may reach could be emitted; pair the edges upstream into an end "
+        "column and use wisp.events(stream, time=, end=, lateness=)")

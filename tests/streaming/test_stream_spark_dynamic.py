@@ -95,19 +95,21 @@ def clocked(ev: ws.Events, anchors: ws.Events | None) -> DataFrame:
         ws.count(), ws.sum("v"))
 
 
-def run_stream(spark: SparkSession, tmp: Path, query: Query, restart: bool
+def run_stream(spark: SparkSession, tmp: Path, query: Query, restart: bool,
+               files: tuple[list[list[Event]], list[list[Anchor]]] = (EVENTS, ANCHORS)
                ) -> tuple[list[dict[str, Any]], int]:
     """The rows the stream writes, and the late rows its runs counted."""
+    events, anchor_files = files
     events_in, anchors_in, out, checkpoint = (tmp / "events", tmp / "anchors", tmp / "out",
                                               tmp / "chk")
     events_in.mkdir()
     anchors_in.mkdir()
     late = 0
-    rounds = [[i] for i in range(len(EVENTS))] if restart else [list(range(len(EVENTS)))]
+    rounds = [[i] for i in range(len(events))] if restart else [list(range(len(events)))]
     for indices in rounds:
         for i in indices:
-            write_file(events_in, i, event_rows(EVENTS[i]))
-            write_file(anchors_in, i, anchor_rows(ANCHORS[i]))
+            write_file(events_in, i, event_rows(events[i]))
+            write_file(anchors_in, i, anchor_rows(anchor_files[i]))
         ev = ws.events(event_stream(spark, events_in), time="ts", key="k", lateness="5s")
         anchors = ws.events(anchor_stream(spark, anchors_in), time="at", key="k",
                             lateness="5s")
@@ -173,3 +175,20 @@ def test_a_clock_on_a_stream_ticks_up_to_the_watermark(
     assert sorted((r["k"], r["time"].timestamp()) for r in got if r["k"] == "c") == [
         ("c", 35.0), ("c", 40.0), ("c", 45.0), ("c", 50.0), ("c", 55.0)]
     assert_same(got, want)
+
+
+def test_a_broken_obsolete_promise_fails_the_stream(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    """The anchor at 12 s has obsolete 5 s (its `began`), below the 9 s of the anchor
+    before it: the query fails from the worker, with the batch message."""
+    files = ([[("a", 10, 1.0), ("a", 30, 2.0)]],
+             [[("a", 11, 9, 11), ("a", 12, 5, 12), ("a", 30, 25, 30)]])
+    with pytest.raises(Exception) as caught:
+        run_stream(streaming, tmp_path, anchored, False, files)
+    found = ws.wisp_error(caught.value)
+    assert isinstance(found, ws.WispInputError), caught.value
+    assert str(found) == (
+        "`obsolete` must not decrease from one anchor to the next, found obsolete "
+        "1970-01-01 00:00:05.000000 UTC at the anchor at time 1970-01-01 00:00:12.000000 "
+        "UTC (key {'k': 'a'}) after obsolete 1970-01-01 00:00:09.000000 UTC of the anchor "
+        "before it")

@@ -52,13 +52,29 @@ offsets = st.one_of(st.none(), st.integers(-8, 6))
 Row = dict[str, Any]
 
 
+TIMES = (TIME, START, END, OBSOLETE, "window_start", "window_end", "time")
+
+
+def as_float(schema: pa.Schema) -> pa.Schema:
+    """`schema` with float time columns (float time: ticks are the values themselves)."""
+    return pa.schema([pa.field(f.name, pa.float64()) if f.name in TIMES else f
+                      for f in schema])
+
+
 def kernel(start: BoundJob, end: BoundJob, obsolete: BoundJob, closed: str,
-           clock: ClockTicks | None = None) -> StreamKernel:
-    dynamic = DynamicKernel(keys=("k",), time_kind="integer", time_scale=0, closed=closed,
+           clock: ClockTicks | None = None, kind: str = "integer") -> StreamKernel:
+    floats = kind == "float"
+    dynamic = DynamicKernel(keys=("k",), time_kind=kind, time_scale=0, closed=closed,
                             start=start, end=end, obsolete=obsolete, clock=clock,
                             check=clock is None and obsolete.kind != "none",
-                            aggregates=JOBS, schema=OUTPUT, raises=True)
-    return StreamKernel(dynamic, SCHEMA, TIME, "integer", ORDER, "spec")
+                            aggregates=JOBS, schema=as_float(OUTPUT) if floats else OUTPUT,
+                            raises=True)
+    return StreamKernel(dynamic, as_float(SCHEMA) if floats else SCHEMA, TIME, kind, ORDER,
+                        "spec")
+
+
+def floated(batches: list[pa.Table]) -> list[pa.Table]:
+    return [b.cast(as_float(SCHEMA)) for b in batches]
 
 
 def table(rows: Sequence[Row]) -> pa.Table:
@@ -170,15 +186,20 @@ def anchored(draw: st.DrawFn) -> tuple[list[pa.Table], dict[int, int],
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=anchored())
+@given(data=anchored(), kind=st.sampled_from(["integer", "float"]))
 def test_anchors_from_a_second_stream_emit_the_final_batch_rows(
         data: tuple[list[pa.Table], dict[int, int], tuple[BoundJob, BoundJob, BoundJob],
-                    str]) -> None:
+                    str], kind: str) -> None:
     """Anchors and events in different micro-batches, each input with its own lateness:
     an anchor's window is emitted once the watermark has passed the anchor and the
-    window's end (its closed side exact), over the events accepted by then."""
+    window's end (its closed side exact), over the events accepted by then. Integer or
+    float time."""
     batches, lateness, (start, end, obsolete), closed = data
-    stream = kernel(start, end, obsolete, closed)
+    if kind == "float":
+        batches = floated(batches)
+        start, end, obsolete = (BoundJob(b.kind, float(b.offset), b.column)
+                                for b in (start, end, obsolete))
+    stream = kernel(start, end, obsolete, closed, None, kind)
     late, last_mark, kept = expected_late(batches, lateness)
     bound = last_mark * 1000
     events = [r for r in kept if r[KIND] == EVENT]
@@ -286,12 +307,19 @@ def clock_want(result: Simulation, clock: ClockTicks, start: BoundJob, end: Boun
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=clocked())
+@given(data=clocked(), kind=st.sampled_from(["integer", "float"]))
 def test_clock_anchors_on_a_stream_emit_the_ticks_the_watermark_passed(
-        data: tuple[list[pa.Table], int, ClockTicks, tuple[BoundJob, BoundJob], str]
-        ) -> None:
+        data: tuple[list[pa.Table], int, ClockTicks, tuple[BoundJob, BoundJob], str],
+        kind: str) -> None:
+    """Integer or float time (a float clock: the next float past a window's end)."""
     batches, lateness, clock, (start, end), closed = data
-    stream = kernel(start, end, BoundJob("none", 0, OBSOLETE), closed, clock)
+    if kind == "float":
+        batches = floated(batches)
+        clock = ClockTicks(float(clock.every), float(clock.align or 0),
+                           None if clock.start is None else float(clock.start),
+                           None if clock.end is None else float(clock.end), clock.max_ticks)
+        start, end = (BoundJob(b.kind, float(b.offset), b.column) for b in (start, end))
+    stream = kernel(start, end, BoundJob("none", 0, OBSOLETE), closed, clock, kind)
     result = simulate(stream, batches, "k", lateness)
     late, last_mark, _ = expected_late(batches, {EVENT: lateness})
     assert (result.late, result.watermarks[-1]) == (late, last_mark)

@@ -10,8 +10,8 @@ data handler, which splits off the rows below the key's fed horizon as late rows
 
 Several inputs (`inputs`: the column that tells a row's input, and each input's
 lateness): each input has its own watermark, its newest time minus its lateness, and
-the query's watermark is the minimum over the inputs that have had rows (Spark's
-default policy; an input without rows yet does not hold the watermark back)."""
+the query's watermark is the minimum over the inputs (Spark's default policy), an input
+that has had no row yet counting as 0 (the epoch): it holds the watermark back."""
 
 from __future__ import annotations
 
@@ -86,9 +86,10 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
                 result.emitted += out
         result.watermarks.append(current)
         previous = current
-        if inputs is not None and newest_of:
-            current = max(current, min(newest - inputs[1][value] // 1000
-                                       for value, newest in newest_of.items()))
+        if inputs is not None:
+            current = max(current, min(newest_of[value] - delay // 1000
+                                       if value in newest_of else 0
+                                       for value, delay in inputs[1].items()))
         elif inputs is None and newest_ms is not None:
             current = max(current, newest_ms - delay_ms)
     result.pending = sum(_load(row, stream).pending.num_rows  # type: ignore[union-attr]

@@ -115,8 +115,8 @@ def expected_late(batches: Sequence[pa.Table], lateness: dict[int, int]
     """(late rows, the last watermark in ms, the rows not late), from the rule: a row is
     late when its time
     is at or below the watermark of the batch before its own; a batch's watermark is
-    the largest so far of the minimum, over the inputs that have had rows, of the
-    input's newest time (ms) minus its lateness (ms)."""
+    the largest so far of the minimum, over the inputs, of the input's newest time (ms)
+    minus its lateness (ms), 0 for an input without rows so far."""
     late, filter_mark, handler_mark = 0, 0, 0
     newest: dict[int, int] = {}
     kept: list[Row] = []
@@ -129,9 +129,9 @@ def expected_late(batches: Sequence[pa.Table], lateness: dict[int, int]
             kind = row[KIND]
             newest[kind] = max(newest.get(kind, row[TIME] // 1000), row[TIME] // 1000)
         filter_mark = handler_mark
-        if newest:
-            handler_mark = max(handler_mark, min(n - lateness[kind] // 1000
-                                                 for kind, n in newest.items()))
+        handler_mark = max(handler_mark, min(newest[kind] - delay // 1000
+                                             if kind in newest else 0
+                                             for kind, delay in lateness.items()))
     return late, filter_mark, kept
 
 
@@ -255,17 +255,20 @@ def test_a_broken_obsolete_promise_fails_when_its_anchor_arrives() -> None:
         "3000000 at the anchor at time 10000000 (key {'k': 'a'})")
 
 
-def test_an_anchor_stream_without_rows_does_not_hold_the_watermark() -> None:
-    """Until the anchor input has rows, the events' watermark alone is the query's (as
-    in Spark): an anchor that then arrives at or below it is late, and counted."""
+def test_an_anchor_stream_without_rows_holds_the_watermark_at_the_epoch() -> None:
+    """Until the anchor input has rows, its watermark counts as 0 (as Spark counts an
+    input that has seen no data), so the query's stays at 0: events wait, and an anchor
+    that arrives late in event time is not late; once it has, the smaller watermark
+    (the anchors', 2.5 s - 0.5 s) is the query's."""
     events = [{"k": "a", KIND: EVENT, TIME: t * HALF, "v": 1.0} for t in (2, 4, 30)]
     anchor = {"k": "a", KIND: ANCHOR, TIME: 5 * HALF, "seq": 0}
     stream = kernel(BoundJob("offset", -4 * HALF, START), BoundJob("none", 0, END),
                     BoundJob("none", 0, OBSOLETE), "both")
     result = simulate(stream, [table(events), table([]), table([anchor]), table([])],
                       "k", 0, inputs=(KIND, {ANCHOR: HALF, EVENT: HALF}))
-    assert result.late == 1
-    assert emitted(result) == []
+    assert result.watermarks == [0, 0, 0, 2000]
+    assert (result.late, emitted(result)) == (0, [])
+    assert result.pending == 2  # the anchor at 2.5 s and the event at 15 s wait
 
 
 @st.composite

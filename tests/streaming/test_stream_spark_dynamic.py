@@ -192,3 +192,20 @@ def test_a_broken_obsolete_promise_fails_the_stream(
         "1970-01-01 00:00:05.000000 UTC at the anchor at time 1970-01-01 00:00:12.000000 "
         "UTC (key {'k': 'a'}) after obsolete 1970-01-01 00:00:09.000000 UTC of the anchor "
         "before it")
+
+
+def test_an_anchor_stream_without_rows_holds_the_watermark(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    """Spark counts an input that has seen no rows as watermark 0: while the anchors
+    have sent nothing, the watermark stays at the epoch (the events up to 15 s would
+    move it to 10 s), so the anchor at 2.5 s that comes later is not late; once both
+    inputs have rows, the smaller watermark (the anchors', 20 s - 5 s) emits its window
+    [0 s, 2.5 s] over the events at 1 s and 2 s."""
+    files: tuple[list[list[Event]], list[list[Anchor]]] = (
+        [[("a", 1, 1.0), ("a", 2, 1.0), ("a", 15, 1.0)], [], [("a", 16, 1.0)],
+         [("a", 30, 1.0)]],
+        [[], [], [("a", 2.5, 0, 2.5)], [("a", 20, 15, 20)]])
+    got, late = run_stream(streaming, tmp_path, anchored, False, files)  # one run
+    assert late == 0
+    assert [(r["time"].timestamp(), r["count"], r["sum_v"]) for r in got] == [
+        (2.5, 2, 2.0)]

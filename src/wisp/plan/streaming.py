@@ -6,8 +6,11 @@ A stream runs a resumable kernel per key inside Spark's stateful operator
 the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
 plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
 `arrow-sessions`, `arrow-spl`, `arrow-ticks` for `Since` over calendar ticks and
-`Trailing`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
-`AccumulatorsPlan`: accumulators carried per key instead of rows.
+`Trailing`, `arrow-dynamic`: anchors from a second stream, each input with its
+own watermark, or a clock that ticks with the watermark; `stream-panes` for
+`Tumbling`/`Hopping` whose aggregations all have pane partials), or, for running
+aggregates (`ev.agg`, `Since(predicate)`), an `AccumulatorsPlan`: accumulators
+carried per key instead of rows.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.windows import (
     CalendarTick,
     CountByStartTime,
+    Dynamic,
     Hopping,
     Range,
     Rows,
@@ -29,6 +33,7 @@ from ..spec.windows import (
     Trailing,
     Tumbling,
 )
+from .dynamic import DynamicPlan
 from .frames import RangeFrame, RowsFrame
 from .intervals import HoppingWindows
 from .nodes import Plan, ResolvedAggregation
@@ -48,7 +53,8 @@ PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 UNBOUNDED_FNS = ("collect", "udaf")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
-                "CountByStartTime", "Session", "Sliding", "Tumbling by policy")
+                "CountByStartTime", "Session", "Sliding", "Tumbling by policy",
+                "Dynamic (anchors from a stream, or a clock)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -241,6 +247,8 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-sessions")
         return (inner, "the open session's rows (bounded by max_duration when given)",
                 "a session once the watermark passes its last event + gap")
+    if isinstance(window, Dynamic):
+        return _dynamic(inputs, window, resolved)
     raise _unsupported(name)
 
 
@@ -302,3 +310,32 @@ def _policies(inputs: Inputs, window: Sliding | Tumbling,
              "a firing once the tuple that fires it has entered (the watermark passed "
              "its time)")
     return inner, state, emits + "; a stream has no end: no flushed tail (partial)"
+
+
+def _dynamic(inputs: Inputs, window: Dynamic, resolved: tuple[ResolvedAggregation, ...]
+             ) -> tuple[Plan, str, str]:
+    """Dynamic windows on a stream: anchors from a second stream (one operator over the
+    union of both, whose watermark is the smaller of the two), or a clock."""
+    if inputs.source.on_late != "count":
+        raise WispUnsupportedError(
+            "`on_late` must be 'count' for Dynamic windows on a stream, found "
+            f"{inputs.source.on_late!r}: their late anchors and events are counted "
+            "(wisp.stream_report), not output as rows")
+    inner = _batch_rule_plan(inputs, window, resolved, "arrow-dynamic")
+    assert isinstance(inner, DynamicPlan)
+    closed = ("the window's end" if window.closed in ("both", "right") else
+              "one tick before the window's end (open on the right)")
+    if inner.clock is not None:
+        until = ("the clock's end" if inner.clock.end is not None else
+                 "the watermark, for ever (a stream has no last event)")
+        return (inner, "the next tick and the events from its window's start on",
+                "the ticks from the key's first event (or the clock's start) up to "
+                f"{until}: a tick's window once the watermark is at or past the tick and "
+                f"{closed}; a watermark jump over many ticks emits them "
+                "all in one step (at most max_ticks)")
+    return (inner, "the anchors whose windows are not final yet (an anchor without an "
+            "end waits for ever) and the events such a window or a later anchor's can "
+            "reach: none older than the largest obsolete so far",
+            "an anchor's window once the watermark (the smaller of the anchors' and the "
+            f"events' watermarks) is at or past the anchor and {closed}; an "
+            "obsolete promise broken fails the query when its anchor arrives")

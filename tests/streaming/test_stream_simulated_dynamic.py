@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from oracle import assert_rows_match, sort_output
 from oracle_dynamic import clock_anchors, dynamic_window, first_violation, group_sorted
 from simulator import Simulation, simulate
+from test_stream_simulated import AGGS, JOBS, OUTPUT
 
 import wisp as ws
 from wisp.plan.dynamic import ClockTicks
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.dynamic import END, KIND, OBSOLETE, START, TIME, BoundJob, DynamicKernel
 from wisp.runtime.streaming import StreamKernel
 
@@ -33,16 +33,6 @@ SCHEMA = pa.schema([pa.field("k", pa.string()), pa.field(KIND, pa.int32()),
                     pa.field(END, pa.int64()), pa.field(OBSOLETE, pa.int64()),
                     pa.field("v", pa.float64()), pa.field("seq", pa.int64())])
 ORDER = (TIME, KIND, "seq")
-AGGS = [ws.count(), ws.sum("v"), ws.max("v"), ws.mean("v")]
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None))
-OUTPUT = pa.schema([pa.field("k", pa.string()),
-                    *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",
-                                                        "time")],
-                    pa.field("count", pa.int64()), pa.field("sum_v", pa.float64()),
-                    pa.field("max_v", pa.float64()), pa.field("mean_v", pa.float64())])
 CLOSED = ["both", "left", "right", "neither"]
 ANCHOR, EVENT = 0, 1
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from oracle import assert_rows_match, sort_output
 from oracle_fenl import since_calendar, trailing_calendar, trailing_predicate
 from simulator import Simulation, simulate
-from test_stream_simulated import check_late
+from test_stream_simulated import check_late, flagged
 
 import wisp as ws
 from wisp.runtime.aggregate import AggregateJob
@@ -166,16 +166,6 @@ def test_trailing_calendar_on_a_stream_emits_the_final_rows(
                                          span_before=reach_back(tick, n))
             if r["time"] <= bound]
     assert_same(emitted(result), want)
-
-
-def flagged(batches: list[pa.Table], flags: list[bool | None]) -> list[pa.Table]:
-    """The batches with a boolean tick column `p`, cycling through `flags`."""
-    out, n = [], 0
-    for batch in batches:
-        column = [flags[(n + i) % len(flags)] for i in range(batch.num_rows)]
-        out.append(batch.append_column("p", pa.array(column, pa.bool_())))
-        n += batch.num_rows
-    return out
 
 
 @settings(max_examples=100, deadline=None)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar, Literal, get_args
 
-from ..errors import bad_value, did_you_mean
+from ..errors import WispInputError, bad_value, did_you_mean
+from . import sizes
 from .limits import MAX_TICKS, check_max_ticks
 from .policies import Count, Delta, Punctuation, Time, check_align
 from .time import (
@@ -329,20 +330,53 @@ class Tumbling(Window):
     """Fixed windows `[align + n*size, align + (n+1)*size)` (half-open), or, when `size`
     is a policy (`Count`, `Time`, `Delta`, `Punctuation`), the policy-driven tumbling
     window. Output: `time` = `window_end` for durations, the trigger's time for policies.
+
+    Calendar sizes (`wisp.spec.sizes`): `"1mo"`, `"3mo"`, `"1y"`, and with `tz` whole
+    local days (`"1d"`): the windows are the local calendar's months, quarters, years or
+    days in `tz` (default UTC), `[first instant of the unit, first instant of the unit
+    after the window)`, half-open, DST-correct (a local day lasts 23, 24 or 25 hours).
+    `align` is then a date naming the unit a window starts at (January 1970 by default:
+    '3mo' windows are calendar quarters). `time` = `window_end`.
     """
 
     size: Any
     align: Any = None
     partial: bool = False
+    tz: str | None = None
 
     def __post_init__(self) -> None:
         check_flag("partial", self.partial)
-        check_align(self.align)
+        if self.tz is not None:
+            check_time_zone(self.tz)
         if isinstance(self.size, (Count, Time, Delta, Punctuation)):
+            if self.tz is not None:
+                raise bad_value("tz", "None for a tumbling window sized by a policy",
+                                self.tz)
+            check_align(self.align)
             return
-        if duration_to_ticks(self.size, "size") <= 0:
+        calendar = sizes.calendar_size(self.size, "size", self.tz)
+        if calendar is not None:
+            sizes.calendar_align(self.align, calendar.unit)
+            return
+        check_align(self.align)
+        if _size_ticks(self.size) <= 0:
             raise bad_value("size", "a positive duration or a policy "
                             "(Count, Time, Delta, Punctuation)", self.size)
+
+    @property
+    def calendar(self) -> sizes.CalendarSize | None:
+        """The calendar size, or None for a duration or a policy."""
+        if isinstance(self.size, (Count, Time, Delta, Punctuation)):
+            return None
+        return sizes.calendar_size(self.size, "size", self.tz)
+
+
+def _size_ticks(value: object, param: str = "size") -> int | float | Decimal:
+    """A duration of `Tumbling`/`Hopping`, whose error names calendar sizes too."""
+    try:
+        return duration_to_ticks(value, param)
+    except WispInputError:
+        raise bad_value(param, sizes.SIZE_EXPECTED, value) from None
 
 
 HoppingOutput = Literal["windows", "changes"]
@@ -351,22 +385,48 @@ HoppingOutput = Literal["windows", "changes"]
 @dataclass(frozen=True)
 class Hopping(Window):
     """Windows `[align + n*hop, align + n*hop + size)` (half-open); an event belongs to
-    every window its lifetime overlaps. Output: `time` = `window_end`."""
+    every window its lifetime overlaps. Output: `time` = `window_end`.
+
+    Calendar sizes (`wisp.spec.sizes`): `size` and `hop` both in months (`"3mo"`,
+    `"1mo"`, `"1y"`) or, with `tz`, both in whole local days: the windows span the local
+    units `[align + n*hop, align + n*hop + size)` of `tz` (default UTC), from the first
+    instant of the first unit to the first instant of the unit after the last
+    (half-open, DST-correct). `align` is a date naming a unit a window starts at
+    (January 1970 by default)."""
 
     size: Any
     hop: Any
     align: Any = None
     output: HoppingOutput = "windows"
+    tz: str | None = None
 
     def __post_init__(self) -> None:
-        if duration_to_ticks(self.size, "size") <= 0:
+        if self.tz is not None:
+            check_time_zone(self.tz)
+        if self.output not in get_args(HoppingOutput):
+            raise bad_value("output", "'windows' or 'changes'", self.output)
+        calendar = sizes.calendar_size(self.size, "size", self.tz)
+        if calendar is not None:
+            sizes.hop_size(calendar, self.hop, self.tz)
+            sizes.calendar_align(self.align, calendar.unit)
+            return
+        if sizes.calendar_size(self.hop, "hop", None) is not None:
+            raise bad_value("size", "a calendar size like `hop` (both in months, or both "
+                            "in local days with `tz`)", self.size)
+        if _size_ticks(self.size) <= 0:
             raise bad_value("size", "a positive duration", self.size)
-        if duration_to_ticks(self.hop, "hop") <= 0:
+        if _size_ticks(self.hop, "hop") <= 0:
             raise bad_value("hop", "a positive duration", self.hop)
         check_align(self.align)
         check_same_units(size=self.size, hop=self.hop)
-        if self.output not in get_args(HoppingOutput):
-            raise bad_value("output", "'windows' or 'changes'", self.output)
+
+    @property
+    def calendar(self) -> tuple[sizes.CalendarSize, sizes.CalendarSize] | None:
+        """The calendar size and hop, or None for durations."""
+        size = sizes.calendar_size(self.size, "size", self.tz)
+        if size is None:
+            return None
+        return size, sizes.hop_size(size, self.hop, self.tz)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import zoneinfo
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any, ClassVar, Literal, get_args
 
@@ -363,12 +363,22 @@ class Tumbling(Window):
             raise bad_value("size", "a positive duration or a policy "
                             "(Count, Time, Delta, Punctuation)", self.size)
 
+    def __repr__(self) -> str:
+        return _repr_with_tz(self)
+
     @property
     def calendar(self) -> sizes.CalendarSize | None:
         """The calendar size, or None for a duration or a policy."""
         if isinstance(self.size, (Count, Time, Delta, Punctuation)):
             return None
         return sizes.calendar_size(self.size, "size", self.tz)
+
+
+def _repr_with_tz(window: object) -> str:
+    """A window's dataclass text, naming `tz` only when given."""
+    parts = [f"{f.name}={getattr(window, f.name)!r}" for f in fields(window)  # type: ignore[arg-type]
+             if f.name != "tz" or window.tz is not None]
+    return f"{type(window).__name__}({', '.join(parts)})"
 
 
 def _size_ticks(value: object, param: str = "size") -> int | float | Decimal:
@@ -419,6 +429,9 @@ class Hopping(Window):
             raise bad_value("hop", "a positive duration", self.hop)
         check_align(self.align)
         check_same_units(size=self.size, hop=self.hop)
+
+    def __repr__(self) -> str:
+        return _repr_with_tz(self)
 
     @property
     def calendar(self) -> tuple[sizes.CalendarSize, sizes.CalendarSize] | None:

@@ -374,9 +374,9 @@ class Tumbling(Window):
         return sizes.calendar_size(self.size, "size", self.tz)
 
 
-def _repr_with_tz(window: object) -> str:
+def _repr_with_tz(window: Tumbling | Hopping) -> str:
     """A window's dataclass text, naming `tz` only when given."""
-    parts = [f"{f.name}={getattr(window, f.name)!r}" for f in fields(window)  # type: ignore[arg-type]
+    parts = [f"{f.name}={getattr(window, f.name)!r}" for f in fields(window)
              if f.name != "tz" or window.tz is not None]
     return f"{type(window).__name__}({', '.join(parts)})"
 

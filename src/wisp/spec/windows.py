@@ -620,6 +620,16 @@ class Session(Window):
     `first + max_duration`: an event at or after that instant starts a new session, and
     the window is `[first, min(last + gap, first + max_duration))`.
 
+    A per-row gap: `gap` may name a column of the events (a string that is not a
+    duration and does not begin with a digit or a sign) or be a PySpark Column
+    expression over them: each event then keeps its session open until its own reach
+    plus its own gap (the session ends at the largest of them), as `session_window`
+    with a gap column. The gap is an interval for timestamp time (a day-time interval
+    such as `F.make_dt_interval(secs=...)`, or a calendar interval such as
+    `F.make_interval(secs=...)`, added to the event's time by Spark), a number for
+    integer or float time. A row whose gap is null, zero or negative fails the query
+    with a `WispError` naming the gap (Spark drops such rows; wisp loses none).
+
     Output: one row per session; `time` = `window_end` (null: the end of time).
     """
 
@@ -627,9 +637,30 @@ class Session(Window):
     max_duration: Any = None
 
     def __post_init__(self) -> None:
-        if duration_to_ticks(self.gap, "gap") <= 0:
-            raise bad_value("gap", "a positive duration", self.gap)
         if self.max_duration is not None and \
                 duration_to_ticks(self.max_duration, "max_duration") <= 0:
             raise bad_value("max_duration", "a positive duration or None", self.max_duration)
+        if self.gap_kind != "duration":
+            return
+        if duration_to_ticks(self.gap, "gap") <= 0:
+            raise bad_value("gap", "a positive duration", self.gap)
         check_same_units(gap=self.gap, max_duration=self.max_duration)
+
+    @property
+    def gap_kind(self) -> str:
+        """"duration" (one gap for all rows), "column" (a column name) or "expression"
+        (a PySpark Column): how `gap` is given."""
+        value = self.gap
+        if type(value).__name__ == "Column":  # classic or Spark Connect
+            return "expression"
+        if isinstance(value, str) and value.strip() and value.strip()[0] not in "+-0123456789":
+            try:
+                parse_duration_string(value, "gap")
+            except ValueError:
+                return "column"  # a string that begins with a digit is a duration
+        if isinstance(value, (str, _dt.timedelta, int, float, Decimal)) and \
+                not isinstance(value, bool):
+            return "duration"
+        raise bad_value("gap", "a duration such as '250ms', '2s', '1h30m', a "
+                        "datetime.timedelta or a number, or a per-row gap (a column name "
+                        "or a PySpark Column)", value)

@@ -252,3 +252,19 @@ def test_calendar_size_refused_on_a_stream(spark: SparkSession) -> None:
                        r"duration size on a stream \(calendar sizes run on batch tables "
                        r"only\), found Tumbling\(size='1mo'"):
         ev.window(ws.Tumbling("1mo")).agg(ws.count())
+
+
+def test_month_hopping_changes(spark: SparkSession) -> None:
+    """output='changes': the result of the window of months [s, s + size) holds from
+    its end to one hop later; equal results that touch merge."""
+    df = spark.createDataFrame([(utc(2024, 1, 15), 1), (utc(2024, 3, 10), 2)],
+                               "ts timestamp, v long")
+    out = ws.events(df, time="ts").window(ws.Hopping("2mo", "1mo", output="changes")).agg(
+        ws.sum("v"))
+    got = [(r.window_start, r.window_end, r.time, r.sum_v)
+           for r in out.orderBy("window_start").collect()]
+    naive = dt.datetime
+    # windows Dec-Jan and Jan-Feb hold 1 (valid Feb 1 .. Apr 1), Feb-Mar and Mar-Apr
+    # hold 2 (valid Apr 1 .. Jun 1)
+    assert got == [(naive(2024, 2, 1), naive(2024, 4, 1), naive(2024, 2, 1), 1),
+                   (naive(2024, 4, 1), naive(2024, 6, 1), naive(2024, 4, 1), 2)]

@@ -268,3 +268,24 @@ def test_month_hopping_changes(spark: SparkSession) -> None:
     # hold 2 (valid Apr 1 .. Jun 1)
     assert got == [(naive(2024, 2, 1), naive(2024, 4, 1), naive(2024, 2, 1), 1),
                    (naive(2024, 4, 1), naive(2024, 6, 1), naive(2024, 4, 1), 2)]
+
+
+def test_null_times_dropped_on_purpose_are_counted(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(utc(2024, 1, 15), 1), (None, 2), (utc(2024, 2, 1), 4)],
+                               "ts timestamp, v long")
+    result = ws.events(df, time="ts", on_null_time="drop").window(
+        ws.Tumbling("1mo", tz="Europe/Berlin")).agg(ws.sum("v"))
+    assert sorted(r.sum_v for r in result.collect()) == [1, 4]
+    assert ws.report(result) == {"rows_in": 3, "rejected_null_time": 1}
+
+
+def test_a_time_outside_the_calendar_years_fails_the_query(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(dt.datetime(1, 6, 1, tzinfo=dt.UTC), 1)],
+                               "ts timestamp, v long")
+    result = ws.events(df, time="ts").window(ws.Tumbling("1y")).agg(ws.sum("v"))
+    with pytest.raises(Exception) as failure:
+        result.collect()
+    found = ws.wisp_error(failure.value)
+    assert isinstance(found, WispInputError)
+    assert str(found).startswith("`time` must lie in the years 0002..9998 for calendar "
+                                 "ticks, found 0001-06-01")

@@ -8,6 +8,7 @@ from pyspark.sql import DataFrame
 from ..plan.nodes import Plan
 from . import (
     arrow,
+    calendar_windows,
     dynamic,
     intervals,
     native,
@@ -20,8 +21,8 @@ from . import (
 )
 from .compiler import Query, compiler_for
 
-COMPILER_MODULES = (native, arrow, intervals, panes, policies, periods, dynamic, sessions,
-                    running, streaming)
+COMPILER_MODULES = (native, arrow, calendar_windows, intervals, panes, policies, periods,
+                    dynamic, sessions, running, streaming)
 """The modules whose import registers every compiler."""
 
 

@@ -8,7 +8,9 @@ times advancing one second a batch, spread evenly within it), keyed by `value % 
 value `v` from `value`. Each case runs `batches` micro-batches into the `noop` sink,
 one after the other; the figures come from the query's progress reports (Spark's
 `triggerExecution` time per batch), leaving out the first two batches (start-up).
-`Tumbling("10s")` runs also as Spark's own streaming `groupBy(window(...))`, in the same
+`clock` is `Dynamic(ws.clock("1s"), start="-2s")`; `dynamic` takes its anchors from a
+second rate-micro-batch stream (`ANCHOR_ROWS` a batch, 100 keys). `Tumbling("10s")`
+runs also as Spark's own streaming `groupBy(window(...))`, in the same
 session, with the same watermark: the ratio is wisp's time over Spark's. The case
 `operator_floor` is Spark's stateful operator for Python (`transformWithStateInPandas`,
 grouped by key, event time) with a processor that reads its rows and does nothing else:
@@ -61,6 +63,10 @@ CASES = [
     Case("cumulative", lambda ev: ev.agg(ws.count(), ws.mean("v"))),
     Case("session", lambda ev: ev.window(ws.Session("1s", max_duration="20s")).agg(
         ws.count(), ws.mean("v"))),
+    Case("clock", lambda ev: ev.window(ws.Dynamic(ws.clock("1s"), start="-2s")).agg(
+        ws.count(), ws.mean("v"))),
+    Case("dynamic", lambda ev: ev.window(ws.Dynamic(
+        anchor_events(ev), start="-2s", obsolete="-2s")).agg(ws.count(), ws.mean("v"))),
 ]
 
 
@@ -77,6 +83,16 @@ def rate(spark: SparkSession, rows: int, keys: int) -> DataFrame:
               .option("advanceMillisPerBatch", 1000).option("startTimestamp", 0).load())
     return source.select((F.col("value") % keys).alias("k"), F.col("timestamp").alias("ts"),
                          (F.col("value") % 1000).cast("double").alias("v"))
+
+
+ANCHOR_ROWS = 1_000
+
+
+def anchor_events(ev: ws.Events) -> ws.Events:
+    """A second rate-micro-batch stream of `ANCHOR_ROWS` anchors a batch, over the
+    default 100 keys, one second of event time a batch as the events'."""
+    return ws.events(rate(ev.df.sparkSession, ANCHOR_ROWS, 100), time="ts", key="k",
+                     lateness="2s")
 
 
 class NothingProcessor(StatefulProcessor):

@@ -17,6 +17,11 @@ Per key, tuples arrive in `order` (then time, then the other columns) or, withou
   starts the next window); punctuation fires on a row whose flag is true (the row is
   the window's last). The unfired tail is emitted at the end only with `partial`.
 
+A stream at horizon `until` (`until` given; the caller passes only the tuples with
+time < until, which have all arrived): time firings at every `align + k*t` below
+`until`, from the first at or after the first tuple's time, also after the newest
+tuple; no firing at the end of input and no flushed tail (a stream has no end).
+
 Output rows: key columns, window_start / window_end (times of the window's first and
 last tuples, None when empty), time (the trigger's time), the aggregations. `trace`
 additionally returns, per key, every step: ("arrive", tuple, window) and
@@ -101,7 +106,8 @@ class _Sim:
             self.fired.append((at, list(self.window)))
 
 
-def simulate_sliding(members: list[Row], *, time: str, window: Sliding) -> _Sim:
+def simulate_sliding(members: list[Row], *, time: str, window: Sliding,
+                     until: Any = None) -> _Sim:
     sim = _Sim(time)
     evict, trigger = window.evict, window.trigger
     clock: Any = None
@@ -156,7 +162,12 @@ def simulate_sliding(members: list[Row], *, time: str, window: Sliding) -> _Sim:
         sim.steps.append(("arrive", row, list(sim.window)))
         if isinstance(trigger, Count) and inserted % trigger.n == 0:
             sim.fire(clock, full())
-    if isinstance(trigger, Time) and next_tau is not None:
+    if isinstance(trigger, Time) and next_tau is not None and until is not None:
+        while next_tau < until:
+            evict_by_time(next_tau)
+            sim.fire(next_tau, True)
+            next_tau = next(taus)
+    elif isinstance(trigger, Time) and next_tau is not None:
         while True:
             evict_by_time(next_tau)
             sim.fire(next_tau, True)
@@ -166,7 +177,8 @@ def simulate_sliding(members: list[Row], *, time: str, window: Sliding) -> _Sim:
     return sim
 
 
-def simulate_tumbling(members: list[Row], *, time: str, window: Tumbling) -> _Sim:
+def simulate_tumbling(members: list[Row], *, time: str, window: Tumbling,
+                      until: Any = None) -> _Sim:
     sim = _Sim(time)
     policy = window.size
     clock: Any = None
@@ -193,33 +205,41 @@ def simulate_tumbling(members: list[Row], *, time: str, window: Tumbling) -> _Si
                 isinstance(policy, Punctuation) and row[policy.col] is True):
             sim.fire(clock, True)
             sim.window = []
-    if isinstance(policy, Time) and next_tau is not None:
+    if isinstance(policy, Time) and next_tau is not None and until is not None:
+        while next_tau < until:
+            sim.fire(next_tau, True)
+            sim.window = []
+            next_tau = next(taus)
+    elif isinstance(policy, Time) and next_tau is not None:
         while True:
             sim.fire(next_tau, True)
             sim.window = []
             if next_tau >= clock:
                 break
             next_tau = next(taus)
-    elif window.partial and sim.window:
+    elif window.partial and sim.window and until is None:
         sim.fire(clock, True)
         sim.window = []
     return sim
 
 
-def simulate(members: list[Row], *, time: str, window: Sliding | Tumbling) -> _Sim:
+def simulate(members: list[Row], *, time: str, window: Sliding | Tumbling,
+             until: Any = None) -> _Sim:
     if isinstance(window, Sliding):
-        return simulate_sliding(members, time=time, window=window)
-    return simulate_tumbling(members, time=time, window=window)
+        return simulate_sliding(members, time=time, window=window, until=until)
+    return simulate_tumbling(members, time=time, window=window, until=until)
 
 
 def spl_window(rows: list[Row], *, time: str, key: list[str], order: str | None,
                columns: list[str], window: Sliding | Tumbling,
-               aggs: Sequence[Aggregation]) -> list[Row]:
-    """Every emitted firing of every key as an output row."""
+               aggs: Sequence[Aggregation], until: Any = None) -> list[Row]:
+    """Every emitted firing of every key as an output row (`until`: a stream's
+    horizon, see the module's docstring)."""
     out: list[Row] = []
     for key_values, members in arrival_order(rows, time=time, key=key, order=order,
                                              columns=columns):
-        for at, contents in simulate(members, time=time, window=window).fired:
+        for at, contents in simulate(members, time=time, window=window,
+                                     until=until).fired:
             row: Row = dict(key_values)
             row.update(window_start=contents[0][time] if contents else None,
                        window_end=contents[-1][time] if contents else None, time=at)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .errors import WispError, WispInputError, WispUnsupportedError, wisp_error
+from .errors import WispError, WispInputError, WispUnsupportedError, bad_value, wisp_error
 from .query import Query, load_query
 
 if TYPE_CHECKING:
@@ -366,6 +366,10 @@ def build(query: Query, path: str, master: str | None) -> Built:
     spark = cli_session(master)
     inp = read_input(spark, query, path)
     events = bind(query, inp.df)
+    if query.join is not None:
+        from .join_query import joined
+
+        return Built(query, inp, joined(spark, query.join, events))
     window = query.window()
     source = events if window is None else events.window(window)
     return Built(query, inp, source.agg(*query.aggregations))
@@ -380,11 +384,14 @@ def summary(built: Built, rows_out: Observation, output: str, fmt: str,
     rows_in = int(read["rows_read"])
     reasons = ({"malformed": int(read["rejected_malformed"])}
                if "rejected_malformed" in read else {})
-    reasons.update({name.removeprefix("rejected_").replace("_", " "): count
-                    for name, count in rejected_by_query(built.result).items()})
+    out = int(rows_out.get.get("rows_out", 0))
+    if built.query.join is None:
+        reasons.update({name.removeprefix("rejected_").replace("_", " "): count
+                        for name, count in rejected_by_query(built.result).items()})
+    else:  # an as-of join gives one row per left row it keeps
+        reasons["null time"] = rows_in - sum(reasons.values()) - out
     rejected = sum(reasons.values())
     why = ", ".join(f"{reason}: {count:,}" for reason, count in reasons.items())
-    out = int(rows_out.get.get("rows_out", 0))
     return "\n".join([
         f"rows in       {rows_in:>12,}",
         f"rows rejected {rejected:>12,}  ({why})",
@@ -920,6 +927,9 @@ def plot(query_file: str, input_: str | None, out: str, width: int | None,
 
     picture_format(out)
     query = load_query(query_file)
+    if query.join is not None:
+        raise bad_value("QUERY", "a query with a window or aggregations for wisp plot (it "
+                        "draws windows; a join query has none)", query_file)
     source = input_path(query, input_)
     check_apart(out, source, "--out")
     if os.path.exists(out) and not overwrite:

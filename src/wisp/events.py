@@ -34,7 +34,7 @@ from .binding import (
 )
 from .engine.checks import validate_events
 from .engine.edges import paired_edges
-from .errors import bad_value
+from .errors import WispUnsupportedError, bad_value
 from .plot import plot_events
 from .spec.aggregates import Aggregation
 from .spec.windows import Window
@@ -114,9 +114,19 @@ def from_edges(df: DataFrame, time: str, *, edge: str, id: str,
     An end edge that closes nothing (no start edge of its id right before it), a null or
     unknown edge value: the query fails with a `WispError` naming the column and the id,
     as a null time does: no edge is dropped silently.
+
+    Batch DataFrames only: on a stream a start edge's interval stays undecided until its
+    end edge arrives, however late, so no window it may reach could be emitted (pair
+    the edges upstream into an `end` column and use `wisp.events(..., end=...)`).
     """
     if not isinstance(df, DataFrame):
         raise bad_value("df", "a PySpark DataFrame", type(df).__name__)
+    if df.isStreaming:
+        raise WispUnsupportedError(
+            "`df` must be a batch DataFrame for from_edges, found a streaming DataFrame: "
+            "a start edge's interval stays undecided until its end edge arrives, however "
+            "late, so no window it may reach could be emitted; pair the edges upstream "
+            "into an end column and use wisp.events(stream, time=, end=, lateness=)")
     edge_field = column_field(df, "edge", edge)
     if not isinstance(edge_field.dataType, T.StringType):
         raise bad_value("edge", "a string column holding 'start' or 'end'",

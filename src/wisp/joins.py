@@ -18,6 +18,7 @@ from .engine.asof import asof_join as build
 from .engine.asof import describe_side
 from .plan.asof import plan_asof
 from .spec.joins import AsOfJoin, Direction
+from .windowed import explained_join
 
 
 def asof_join(left: Events | DataFrame, right: Events | DataFrame, *,
@@ -52,11 +53,13 @@ def asof_join(left: Events | DataFrame, right: Events | DataFrame, *,
     Output columns: the left's columns, then the right's except its `by` columns and its
     `on` column when that has the left's name (as pandas' `on=`). A name both sides
     carry (ignoring case) gets `suffixes[0]` on the left and `suffixes[1]` on the right.
+
+    `wisp.explain(result)` says what runs, in words.
     """
     spec = AsOfJoin(on, None if by is None else _names(by), direction, tolerance,
                     allow_exact_matches, suffixes)
     plan = plan_asof(spec, describe_side(left, "left"), describe_side(right, "right"))
-    return build(plan, left, right)
+    return explained_join(build(plan, left, right), f"Strategy asof-join: {plan.how()}")
 
 
 def _names(by: str | Sequence[str]) -> Any:

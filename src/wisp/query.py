@@ -38,8 +38,10 @@ from pyspark.sql import types as T
 from .engine.reading import read_file
 from .errors import WispInputError, bad_value, did_you_mean
 from .events import Events
+from .join_query import JOIN_KINDS, JoinSpec, RightTable
 from .spec import aggregates, policies, windows
 from .spec.aggregates import Aggregation
+from .spec.joins import AsOfJoin
 from .spec.safe_sql import canonical_sql
 
 FORMATS_IN = ("parquet", "csv", "json")
@@ -144,7 +146,7 @@ def qerr(param: str, expected: str, found: object, *, hint: str = "") -> QueryEr
 Scalar = (str, int, float, bool)
 SCHEMA: dict[str, dict[str, tuple[type, ...]]] = {
     "query": {"events": (dict,), "window": (str, dict), "aggregations": (list,),
-              "input": (dict,), "output": (dict,)},
+              "input": (dict,), "output": (dict,), "join": (dict,)},
     "events": {"time": (str,), "end": (str,), "key": (str, list), "order": (str,),
                "on_null_time": (str,), "edge": (str,), "id": (str,)},
     "input": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),
@@ -153,9 +155,15 @@ SCHEMA: dict[str, dict[str, tuple[type, ...]]] = {
     "aggregation": {"fn": (str,), "col": (str,), "as": (str,), "q": (int, float),
                     "interpolation": (str,), "by": (str,), "half_life": (str, int, float),
                     "min_count": (int,)},
+    "join": {"kind": (str,), "right": (dict,), "on": (str,), "by": (str, list),
+             "direction": (str,), "tolerance": (str, int, float),
+             "allow_exact_matches": (bool,), "suffixes": (list,)},
+    "join.right": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),
+                   "options": (dict,), "time": (str,), "key": (str, list), "order": (str,)},
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "query": ("events", "aggregations"), "events": ("time",), "aggregation": ("fn",)}
+    "query": ("events",), "events": ("time",), "aggregation": ("fn",),
+    "join": ("kind", "right"), "join.right": ("path", "time")}
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
               dict: "a mapping", list: "a list"}
 
@@ -436,6 +444,8 @@ class Query:
     output_format: str | None
     edge: str | None = None
     id: str | None = None
+    join: JoinSpec | None = None
+    """An as-of join with a second table instead of a window (`wisp.join_query`)."""
 
     def window(self) -> windows.Window | None:
         """The window spec, with Spark columns for `{col: ...}`/`{expr: ...}` values
@@ -464,10 +474,20 @@ def parse_query(data: object) -> Query:
                            "intervals come from start and end edges)", events[other])
     raw_window = top.get("window")
     build_window(raw_window, columns=False)  # validate now, before Spark starts
-    aggs_raw = top["aggregations"]
+    join = None
+    if "join" in top:
+        join = parse_join(check_section(top["join"], "join", "join"))
+        for other in ("window", "aggregations"):
+            if other in top:
+                raise qerr(other, "left out with join (a join gives one row per left "
+                           "row)", top[other])
+    elif "aggregations" not in top:
+        raise qerr("aggregations", "given", NOTHING)
+    aggs_raw = top.get("aggregations", [None])
     if not aggs_raw:
         raise qerr("aggregations", "a non-empty list", aggs_raw)
-    aggs = tuple(build_aggregation(a, f"aggregations[{i}]") for i, a in enumerate(aggs_raw))
+    aggs = () if join else tuple(build_aggregation(a, f"aggregations[{i}]")
+                                 for i, a in enumerate(aggs_raw))
     inp = check_section(top.get("input", {}), "input", "input")
     fmt_in = inp.get("format")
     if fmt_in is not None:
@@ -491,7 +511,48 @@ def parse_query(data: object) -> Query:
                         choice(inp.get("on_malformed", "error"), "input.on_malformed",
                                MALFORMED)),
         output_path=out.get("path"), output_format=out.get("format"),
-        edge=events.get("edge"), id=events.get("id"))
+        edge=events.get("edge"), id=events.get("id"), join=join)
+
+
+def parse_join(raw: dict[str, Any]) -> JoinSpec:
+    """`raw` (the `join` mapping, its keys and types already checked) as a JoinSpec;
+    every error names the key's path."""
+    choice(raw["kind"], "join.kind", JOIN_KINDS)
+    right = check_section(raw["right"], "join.right", "join.right")
+    key = right.get("key")
+    keys = None if key is None else ((key,) if isinstance(key, str) else tuple(key))
+    if keys is not None and not all(isinstance(k, str) for k in keys):
+        raise qerr("join.right.key", "a column name or a list of names", key)
+    options = right.get("options", {})
+    for name, value in options.items():
+        if name in OWNED_OPTIONS:
+            raise qerr(f"join.right.options.{name}", "left to wisp (use join.right.header "
+                       "and join.right.schema)", value)
+        if not isinstance(value, (str, int, float, bool)):
+            raise qerr(f"join.right.options.{name}", "a string, number or boolean", value)
+    by = raw.get("by")
+    try:
+        spec = AsOfJoin(raw.get("on"), None if by is None else
+                        ((by,) if isinstance(by, str) else tuple(by)),
+                        raw.get("direction", "backward"), raw.get("tolerance"),
+                        raw.get("allow_exact_matches", True),
+                        tuple(raw.get("suffixes", ("", "_right"))))
+    except WispInputError as error:
+        raise QueryError(re.sub(r"^`([^`]+)`", lambda m: f"`join.{m.group(1)}`",
+                                str(error), count=1)) from None
+    fmt = right.get("format")
+    if fmt is not None:
+        choice(fmt, "join.right.format", FORMATS_IN)
+    else:
+        suffix = Path(right["path"].rstrip("/")).suffix.lower()
+        if suffix not in EXTENSIONS:
+            raise qerr("join.right.format", "given for a path without a known extension "
+                       f"({', '.join(EXTENSIONS)})", right["path"])
+        fmt = EXTENSIONS[suffix]
+    return JoinSpec(RightTable(
+        right["path"], fmt, right.get("header", True), right.get("schema"),
+        {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()},
+        right["time"], keys, right.get("order")), spec)
 
 
 def load_query(path: str | Path) -> Query:

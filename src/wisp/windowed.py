@@ -117,9 +117,24 @@ def _run_of(result: object) -> Run:
                         type(result).__name__) from None
 
 
+_JOINS: weakref.WeakKeyDictionary[DataFrame, str] = weakref.WeakKeyDictionary()
+"""What runs for each result of `asof_join`, in words (`explain`)."""
+
+
+def explained_join(result: DataFrame, how: str) -> DataFrame:
+    """Record what runs for an as-of join's `result`, for `explain`; returns it."""
+    _JOINS[result] = how
+    return result
+
+
 def explain(result: DataFrame) -> str:
     """Print and return, in words, the strategy chosen for `result` and why; for a
-    strategy that runs a Python worker, also a session setting that would speed it up."""
+    strategy that runs a Python worker, also a session setting that would speed it up.
+    `result` is a DataFrame of wisp's `agg()` or of `asof_join`."""
+    how = _JOINS.get(result) if isinstance(result, DataFrame) else None
+    if how is not None:
+        print(how)
+        return how
     plan = _run_of(result).plan
     text = describe(plan)
     advice = None if not plan.python else arrow_batch_advice(

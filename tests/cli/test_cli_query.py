@@ -100,7 +100,7 @@ BASE = "events: {time: ts}\naggregations: [count]\n"
      "on_null_time, edge, id), found 'kee'; did you mean 'key'?"),
     ("events: {time: ts}\naggregation: [count]",
      "`aggregation` must be a known key of query (known: events, window, aggregations, "
-     "input, output), found 'aggregation'; did you mean 'aggregations'?"),
+     "input, output, join), found 'aggregation'; did you mean 'aggregations'?"),
     (BASE + "window: {kind: Rows, start: -2, ned: 0}",
      "`window.ned` must be a known key of Rows (known: kind, start, end, closed, partial), "
      "found 'ned'; did you mean 'end'?"),

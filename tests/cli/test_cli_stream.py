@@ -320,14 +320,16 @@ def test_a_window_that_does_not_run_on_a_stream_is_unsupported(
         streaming: SparkSession, tmp_path: Path) -> None:
     d = dirs(tmp_path, [FIRST])
     d.query.write_text(QUERY.replace("{kind: Range, start: -10s, end: 0s}",
-                                     "{kind: Sliding, evict: {kind: Count, n: 4}}"))
+                                     "{kind: Hopping, size: 10s, hop: 5s, "
+                                     "output: changes}"))
     result = d.run("--lateness", "5s")
     assert result.exit_code == 1, result.output
     # the kinds that run on a stream are listed between these (and grow)
     assert result.stderr.startswith("error: not supported yet: `window` must be one of "
-                                    "cumulative (ev.agg), Since(predicate), Rows, Range")
+                                    "cumulative (ev.agg), Since, Trailing, Rows, Range")
     assert result.stderr.endswith(" on a stream (the other kinds do not run on a stream "
-                                  "yet), found Sliding\n")
+                                  "yet), found Hopping(output='changes') (its rows can "
+                                  "wait for ever for the result to change)\n")
     assert not d.output.exists() and not d.checkpoint.exists()
 
 

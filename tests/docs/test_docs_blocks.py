@@ -202,6 +202,14 @@ def _periods(ns: dict[str, Any], printed: str) -> None:
 
 
 @shows(CLOCK_PAGE, 3)
+def _periods_stream(ns: dict[str, Any], printed: str) -> None:
+    out = ns["out"]
+    assert out.isStreaming
+    assert out.columns == ["sensor", "window_start", "window_end", "time", "collect_v"]
+    assert "the smaller of the anchors' and the events' watermarks" in ws.explain(out)
+
+
+@shows(CLOCK_PAGE, 4)
 def _sessions(ns: dict[str, Any], printed: str) -> None:
     ev = ws.events(ns["clicks"], time="ts", key="user")
     assert seconds(ev.window(ws.Session("10s")).agg(ws.count()),

@@ -6,11 +6,16 @@ counted); each key with rows runs its data handler with the batch's watermark, t
 each key whose timer is at or below it runs its timer handler. Each key's state goes
 through its stored form (bytes) between batches, as on a restart after every batch.
 With `emit_late` (on_late="emit") Spark's late filter is off: every row reaches the
-data handler, which splits off the rows below the key's fed horizon as late rows."""
+data handler, which splits off the rows below the key's fed horizon as late rows.
+
+Several inputs (`inputs`: the column that tells a row's input, and each input's
+lateness): each input has its own watermark, its newest time minus its lateness, and
+the query's watermark is the minimum over the inputs (Spark's default policy), an input
+that has had no row yet counting as 0 (the epoch): it holds the watermark back."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,13 +38,17 @@ class Simulation:
 
 
 def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
-             lateness_micros: int, emit_late: bool = False) -> Simulation:
-    """Run `batches` (tables in the kernel's input schema, one key column `key`)."""
+             lateness_micros: int, emit_late: bool = False,
+             inputs: tuple[str, Mapping[Any, int]] | None = None) -> Simulation:
+    """Run `batches` (tables in the kernel's input schema, one key column `key`);
+    with `inputs` (a column and each of its values' lateness in microseconds), one
+    watermark per input, `lateness_micros` unused."""
     states: dict[Any, tuple[Any, ...]] = {}
     timers: dict[Any, int] = {}
     current = 0  # the watermark the handlers of this batch see
     previous = 0  # the one the late filter of this batch uses: the batch before's
     newest_ms: int | None = None
+    newest_of: dict[Any, int] = {}  # with `inputs`: each input's newest time (ms)
     result = Simulation()
     delay_ms = lateness_micros // 1000
     for batch in batches:
@@ -47,6 +56,11 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
         if batch.num_rows:  # the watermark follows every row read, late or not
             batch_max = int(ticks.max()) // 1000
             newest_ms = batch_max if newest_ms is None else max(newest_ms, batch_max)
+            if inputs is not None:
+                for value, t in zip(batch.column(inputs[0]).to_pylist(),
+                                    ticks.tolist(), strict=True):
+                    newest_of[value] = max(newest_of.get(value, int(t) // 1000),
+                                           int(t) // 1000)
         if not emit_late:
             on_time = ticks > previous * 1000 if previous > 0 else ticks == ticks
             result.late += int((~on_time).sum())
@@ -72,7 +86,11 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
                 result.emitted += out
         result.watermarks.append(current)
         previous = current
-        if newest_ms is not None:
+        if inputs is not None:
+            current = max(current, min(newest_of[value] - delay // 1000
+                                       if value in newest_of else 0
+                                       for value, delay in inputs[1].items()))
+        elif inputs is None and newest_ms is not None:
             current = max(current, newest_ms - delay_ms)
     result.pending = sum(_load(row, stream).pending.num_rows  # type: ignore[union-attr]
                          for row in states.values())

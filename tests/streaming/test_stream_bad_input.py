@@ -101,11 +101,6 @@ def test_lateness_takes_timedeltas_and_days(stream: DataFrame) -> None:
 
 
 @pytest.mark.parametrize(("window", "name"), [
-    (ws.Sliding(ws.Count(3)), "Sliding"),
-    (ws.Tumbling(ws.Count(3)), "Tumbling by policy"),
-    (ws.Trailing(2, ws.hourly()), "Trailing"),
-    (ws.Since(ws.daily()), "Since over calendar ticks"),
-    (ws.Dynamic(ws.clock("1s")), "Dynamic"),
     (ws.Hopping("4s", "2s", output="changes"), "Hopping(output='changes') (its rows can "
      "wait for ever for the result to change)"),
 ])
@@ -116,19 +111,21 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
         ev.window(window).agg(ws.count())
     text = str(caught.value)
     assert text.startswith(
-        "`window` must be one of cumulative (ev.agg), Since(predicate), Rows, Range, "
+        "`window` must be one of cumulative (ev.agg), Since, Trailing, Rows, Range, "
         "Tumbling and Hopping by duration (output='windows'), Snapshot, CountByStartTime, "
-        f"Session on a stream (the other kinds do not run on a stream yet), found {name}"
+        "Session, Sliding, Tumbling by policy, Dynamic (anchors from a stream, or a clock) "
+        f"on a stream (the other kinds do not run on a stream yet), found {name}"
     ), text
 
 
 @pytest.mark.parametrize(("window", "refusal"), [
-    (ws.Sliding(ws.Count(2)), "`window` must be one of cumulative (ev.agg), "
-     "Since(predicate), Rows, Range, Tumbling and Hopping by duration (output='windows'), "
-     "Snapshot, CountByStartTime, Session on a stream (the other kinds do not run on a "
-     "stream yet), found Sliding"),
+    (ws.Sliding(ws.Count(2)), "`window` must be Hopping, Tumbling by duration, Snapshot, "
+     "CountByStartTime or Session for interval events"),
     (ws.Rows(-1, 0), "`window` must be Hopping, Tumbling by duration, Snapshot, "
      "CountByStartTime or Session for interval events"),
+    (ws.Since(ws.daily()), "`window` must be Hopping, Tumbling by duration, Snapshot, "
+     "CountByStartTime or Session for interval events (bound with `end`: column 'e'), "
+     "found Since, which reads point events"),
 ])
 def test_other_windows_over_interval_events_are_refused(
         stream: DataFrame, window: ws.Window, refusal: str) -> None:
@@ -139,7 +136,22 @@ def test_other_windows_over_interval_events_are_refused(
     assert str(caught.value).startswith(refusal), str(caught.value)
 
 
-@pytest.mark.parametrize("window", [None, ws.Since("p")])
+@pytest.mark.parametrize(("window", "name"), [
+    (ws.Sliding(ws.Count(3), ws.Time("2s")), "Sliding"),
+    (ws.Tumbling(ws.Punctuation("p")), "Tumbling"),
+])
+def test_an_arrival_order_is_refused_for_policy_windows_on_a_stream(
+        stream: DataFrame, window: ws.Window, name: str) -> None:
+    ev = ws.events(stream, time="ts", key="k", order="t", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(window).agg(ws.count())
+    assert str(caught.value) == (
+        f"`order` must be None for {name} on a stream (tuples enter in time order once "
+        "the watermark passes them; an arrival order other than time has no watermark to "
+        "wait for), found 't'")
+
+
+@pytest.mark.parametrize("window", [None, ws.Since("p"), ws.Trailing(2, "p")])
 def test_collect_over_a_window_that_never_closes_is_refused(
         stream: DataFrame, window: ws.Window | None) -> None:
     ev = ws.events(stream, time="ts", key="k", lateness="5s")
@@ -172,3 +184,52 @@ def test_a_column_of_another_type_is_refused_on_a_stream(stream: DataFrame) -> N
         "`arr` must be a number, boolean, string, binary, decimal or time column for a "
         "query over a stream to read it (other types do not cross into its operator yet), "
         "found array<double>")
+
+
+def test_anchors_and_events_must_both_be_streams_or_both_batch_tables(
+        spark: SparkSession, stream: DataFrame) -> None:
+    batch = spark.createDataFrame([("a", dt.datetime(2024, 1, 1))], "k string, ts timestamp")
+    streamed = ws.events(stream, time="ts", key="k", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        streamed.window(ws.Dynamic(ws.events(batch, time="ts", key="k"))).agg(ws.count())
+    assert str(caught.value) == (
+        "`anchors` must be a streaming event table (wisp.events over a streaming "
+        "DataFrame, with its lateness) when the source is a stream, found a batch table: "
+        "a batch table's rows cannot join the stream's watermark")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ws.events(batch, time="ts", key="k").window(ws.Dynamic(streamed)).agg(ws.count())
+    assert str(caught.value) == (
+        "`anchors` must be a batch event table when the source is a batch table, found a "
+        "streaming event table (lateness 5000000 ticks): make the source a stream too, "
+        "with its lateness")
+
+
+def test_dynamic_windows_on_a_stream_count_their_late_rows(stream: DataFrame) -> None:
+    ev = ws.events(stream, time="ts", key="k", lateness="5s", on_late="emit")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(ws.Dynamic(ws.clock("1s"))).agg(ws.count())
+    assert str(caught.value) == (
+        "`on_late` must be 'count' for Dynamic windows on a stream, found 'emit': their "
+        "late anchors and events are counted (wisp.stream_report), not output as rows")
+
+
+def test_dynamic_windows_on_a_stream_explain_their_state(stream: DataFrame) -> None:
+    ev = ws.events(stream, time="ts", key="k", lateness="5s")
+    anchors = ws.events(stream.withColumnRenamed("ts", "at"), time="at", key="k",
+                        lateness="2s")
+    text = ws.explain(ev.window(ws.Dynamic(anchors, start="-3s")).agg(ws.count()))
+    assert "arrow-dynamic" in text and "State per key: the anchors whose windows" in text
+    assert "the smaller of the anchors' and the events' watermarks" in text
+    text = ws.explain(ev.window(ws.Dynamic(ws.clock("1s"), start="-1s")).agg(ws.count()))
+    assert "up to the watermark, for ever (a stream has no last event)" in text
+
+
+def test_edges_on_a_stream_are_refused(stream: DataFrame) -> None:
+    edges = stream.withColumn("edge", F.lit("start")).withColumn("id", F.col("k"))
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ws.from_edges(edges, "ts", edge="edge", id="id", key="k")
+    assert str(caught.value) == (
+        "`df` must be a batch DataFrame for from_edges, found a streaming DataFrame: a "
+        "start edge's interval stays undecided until its end edge arrives, however late, "
+        "so no window it may reach could be emitted; pair the edges upstream into an end "
+        "column and use wisp.events(stream, time=, end=, lateness=)")

@@ -375,6 +375,21 @@ def test_stream_explain_says_what_is_kept_and_when_rows_are_emitted(
     assert "Emitted: a row's window once the watermark passes its time + end" in text
 
 
+def test_tumbling_windows_carry_pane_partials_where_every_aggregation_has_them(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    """count, sum, mean, min, max, variance of a double: partials per pane; an
+    aggregation without pane partials (first) keeps the rows of the open windows."""
+    tmp_path.joinpath("in").mkdir()
+    ev = ws.events(source(streaming, tmp_path / "in"), time="ts", key="k", lateness="5s")
+    panes = ws.explain(ev.window(ws.Hopping("10s", "4s")).agg(
+        ws.count(), ws.mean("v"), ws.max("v"), ws.variance("v")))
+    assert "Strategy stream: Structured Streaming" in panes
+    assert "panes of gcd(size, hop)" in panes
+    assert "State per key: one row of partial aggregates per non-empty pane" in panes
+    rows = ws.explain(ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.first("v")))
+    assert "State per key: the rows of the windows not yet final" in rows
+
+
 def test_null_times_are_dropped_and_counted_on_a_stream(streaming: SparkSession,
                                                         tmp_path: Path) -> None:
     incoming = tmp_path / "in"

@@ -63,6 +63,17 @@ def main() -> None:
                      + [("b", t) for t in (1, 7, 8)], "user string, t long")
     plot_events(ws.events(clicks, time="t", key="user"), ws.Session("3s"), ws.count(),
                 out=f"{OUT}/session.png", title="Session('3s'): [first, last + gap)")
+
+    spring = spark.createDataFrame(  # Berlin's clocks go forward on 2024-03-31
+        [(dt.datetime(2024, 3, 30, 10, tzinfo=UTC), 1.0),
+         (dt.datetime(2024, 3, 30, 22, 30, tzinfo=UTC), 2.0),
+         (dt.datetime(2024, 3, 31, 12, tzinfo=UTC), 3.0),
+         (dt.datetime(2024, 3, 31, 21, 30, tzinfo=UTC), 4.0),
+         (dt.datetime(2024, 4, 1, 6, tzinfo=UTC), 5.0)], "ts timestamp, v double")
+    plot_events(ws.events(spring, time="ts"), ws.Tumbling("1d", tz="Europe/Berlin"),
+                ws.count(), out=f"{OUT}/calendar-day.png",
+                title="Tumbling('1d', tz='Europe/Berlin'): the 23-hour day of March 31st, "
+                "2024 (axis in UTC)")
     spark.stop()
 
 

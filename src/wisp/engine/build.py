@@ -10,6 +10,7 @@ from ..plan.aggregations import MIN_COUNT_PREFIX, is_hidden
 from ..plan.nodes import Plan
 from . import (
     arrow,
+    calendar_windows,
     dynamic,
     intervals,
     native,
@@ -23,8 +24,8 @@ from . import (
 from .columns import col
 from .compiler import Query, compiler_for
 
-COMPILER_MODULES = (native, arrow, intervals, panes, policies, periods, dynamic, sessions,
-                    running, streaming)
+COMPILER_MODULES = (native, arrow, calendar_windows, intervals, panes, policies, periods,
+                    dynamic, sessions, running, streaming)
 """The modules whose import registers every compiler."""
 
 

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import types as T
 
-from ..binding import Events
+from ..binding import Events, TimeColumn
 from ..plan.nodes import Plan, ResolvedAggregation
 from ..plan.source import ExprRef
 from .columns import col
@@ -71,6 +71,16 @@ class Query:
 
 
 @dataclass(frozen=True)
+class StreamInput:
+    """One input of a stream's stateful operator: its rows (in the columns of the
+    kernel's input), the time column its watermark reads, and its lateness in ticks."""
+
+    df: DataFrame
+    time: TimeColumn
+    lateness: int
+
+
+@dataclass(frozen=True)
 class KeyedKernel:
     """A kernel strategy before Spark runs it: the guarded input `df`, the key columns,
     the order within a key (time, then tie-break columns), the columns the kernel reads,
@@ -85,6 +95,10 @@ class KeyedKernel:
     needed: list[str]
     kernel: Any
     fields: list[T.StructField]
+    inputs: tuple[StreamInput, ...] = ()
+    """On a stream, the inputs whose union is `df` when they are not just the source
+    (Dynamic's anchors and events, each with its own watermark; a clock's events with
+    the kernel's time column): empty for the source alone."""
 
 
 KernelBuilder = Callable[[Any, Query], KeyedKernel]

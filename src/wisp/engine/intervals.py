@@ -15,8 +15,10 @@ from pyspark.sql import functions as F
 
 from ..binding import Events
 from ..plan.intervals import HoppingWindows, IntervalsPlan, IntervalWindow
+from ..plan.streaming import PanesPlan
 from ..runtime.hopping import HORIZON_END, HORIZON_START
 from ..runtime.interval_kernels import interval_kernel
+from ..runtime.stream_panes import PaneKernel
 from .columns import col, guarded, whole_input
 from .columns import interval_guarded as checked_intervals
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
@@ -82,6 +84,24 @@ def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
         time_scale=events.time.scale, window=window,
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields))
     return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+@keyed_kernel(PanesPlan)
+def panes_kernel(plan: PanesPlan, query: Query) -> KeyedKernel:
+    """The pane kernel of tumbling and hopping windows over point events on a stream,
+    and its input."""
+    events = query.events
+    keys = list(events.key)
+    needed = list(dict.fromkeys(
+        [*keys, events.time.name,
+         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
+    fields = output_fields(events, plan.aggregations)
+    kernel = PaneKernel(keys=tuple(keys), time=events.time.name,
+                        time_kind=events.time.kind, time_scale=events.time.scale,
+                        window=plan.windows, aggregates=aggregate_jobs(plan, events),
+                        schema=arrow_schema(fields))
+    df = interval_guarded(events, query.observation)  # rows come in any order: no tie-break
+    return KeyedKernel(df, keys, [events.time.name], needed, kernel, fields)
 
 
 @compiles(IntervalsPlan)

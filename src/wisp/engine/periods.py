@@ -11,6 +11,10 @@ Output bounds: for predicate ticks `window_start`/`window_end` are the times of 
 window's first and last events (both inclusive); for calendar ticks the window is
 `(window_start, window_end]`: `window_start` is the tick before the window's first
 period, `window_end` the row's time (event rows) or the tick (tick rows).
+
+On a stream (`engine/streaming.py`) the same kernel runs per key in Spark's stateful
+operator (`ticks_kernel`), without the newest event time: the watermark bounds the tick
+rows.
 """
 
 from __future__ import annotations
@@ -21,19 +25,20 @@ from pyspark.sql import functions as F
 from ..plan.periods import TicksPlan
 from ..runtime.periods import HIDDEN_NEWEST, HIDDEN_TICK, TickKernel
 from .columns import col, guarded, whole_input
-from .compiler import Query, compiles
+from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import (
     aggregate_jobs,
     aggregation_columns,
     arrow_schema,
-    mapped_by_key,
+    mapped,
     output_fields,
 )
 
 
-@compiles(TicksPlan)
-def ticks(plan: TicksPlan, query: Query) -> DataFrame:
-    """The Spark plan of `Since` and `Trailing` windows."""
+@keyed_kernel(TicksPlan)
+def ticks_kernel(plan: TicksPlan, query: Query) -> KeyedKernel:
+    """The tick kernel and its input. On a stream there is no whole input, so no newest
+    event time: the watermark bounds each key's tick rows (`runtime.periods`)."""
     events = query.events
     details = plan.ticks
     df = guarded(events, query.observation)
@@ -44,7 +49,8 @@ def ticks(plan: TicksPlan, query: Query) -> DataFrame:
     if details.predicate is not None:
         df = df.withColumn(tick_column, query.expression(details.predicate))
         hidden.append(tick_column)
-    if details.calendar is not None and details.emit != "events" and not details.trailing:
+    if (details.calendar is not None and details.emit != "events" and not details.trailing
+            and not events.streaming):
         df = df.withColumn(newest_column, whole_input(events.df, F.max(col(events.time.name))))
         hidden.append(newest_column)
     needed = list(dict.fromkeys([*keys, events.time.name, *hidden,
@@ -56,8 +62,13 @@ def ticks(plan: TicksPlan, query: Query) -> DataFrame:
         partial=details.partial, emit=details.emit, trailing=details.trailing,
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields),
         tick_column=tick_column, newest_column=newest_column)
-    return mapped_by_key(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
-                         fields)
+    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+@compiles(TicksPlan)
+def ticks(plan: TicksPlan, query: Query) -> DataFrame:
+    """The Spark plan of `Since` and `Trailing` windows."""
+    return mapped(ticks_kernel(plan, query))
 
 
 def unused(name: str, taken: list[str]) -> str:

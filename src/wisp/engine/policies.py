@@ -15,7 +15,7 @@ from ..plan.policies import PoliciesPlan
 from ..runtime.policies import SplKernel
 from ..spec.policies import Punctuation
 from .columns import col, fail_where, guarded
-from .compiler import Query, compiles
+from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import (
     aggregate_jobs,
     aggregation_columns,
@@ -38,9 +38,10 @@ def attribute_guard(df: DataFrame, attrs: list[tuple[str, str]]) -> DataFrame:
     return df
 
 
-@compiles(PoliciesPlan)
-def policy_windows(plan: PoliciesPlan, query: Query) -> DataFrame:
-    """Build the Spark plan of the `arrow-spl` strategy."""
+@keyed_kernel(PoliciesPlan)
+def policies_kernel(plan: PoliciesPlan, query: Query) -> KeyedKernel:
+    """The policy kernel and its input, in arrival order (a stream's plan has no
+    `order`: time, then the tie-break columns)."""
     events = query.events
     attrs = list(plan.attributes)
     df = attribute_guard(guarded(events, query.observation), attrs)
@@ -55,4 +56,12 @@ def policy_windows(plan: PoliciesPlan, query: Query) -> DataFrame:
         time_scale=events.time.scale, mode=plan.mode, evict=plan.evict,
         trigger=plan.trigger, partial=plan.partial, attrs=tuple(attrs),
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields))
-    return mapped_by_key(df, keys, plan.arrival, needed, kernel, fields)
+    return KeyedKernel(df, keys, list(plan.arrival), needed, kernel, fields)
+
+
+@compiles(PoliciesPlan)
+def policy_windows(plan: PoliciesPlan, query: Query) -> DataFrame:
+    """Build the Spark plan of the `arrow-spl` strategy."""
+    keyed = policies_kernel(plan, query)
+    return mapped_by_key(keyed.df, keyed.keys, keyed.order, keyed.needed, keyed.kernel,
+                         keyed.fields)

@@ -4,12 +4,13 @@ each key's sessions (kernels/sessions.py) and aggregates over all of them at onc
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
 from ..binding import Events
 from ..plan.sessions import SessionsPlan
 from ..runtime.sessions import SessionKernel
-from .columns import col, interval_guarded
+from .columns import col, fail_where, interval_guarded
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import (
     aggregate_jobs,
@@ -20,6 +21,28 @@ from .layout import (
 )
 
 END = "__wisp_end"
+GAP = "__wisp_gap"
+
+
+def gap_ticks(gap: Column, events: Events) -> Column:
+    """A per-row gap in ticks of the time column: an interval as the microseconds from
+    the event's time to its time + the interval (Spark's own addition, as
+    `session_window` does it: exact for day-time intervals; a calendar interval's days
+    and months are the session time zone's), a number as itself."""
+    if events.time.kind in ("timestamp", "timestamp_ntz"):
+        time = col(events.time.name)
+        return F.timestamp_diff("MICROSECOND", time, time + gap)
+    if events.time.kind == "float":
+        return gap.cast("double")
+    return gap.cast("long")
+
+
+def gap_message(events: Events, shown: str) -> Column:
+    """The error of a row whose gap is null, zero or negative, showing its time."""
+    return F.concat(
+        F.lit(f"WispError: `gap` must be positive in every row (a per-row gap: {shown}), "
+              "found a null, zero or negative gap at time "),
+        col(events.time.name).cast("string"))
 
 
 def end_message(events: Events) -> str:
@@ -37,11 +60,20 @@ def sessions_kernel(plan: SessionsPlan, query: Query) -> KeyedKernel:
     if events.end is not None:
         df = df.withColumn(END, col(events.end))
         needed.append(END)
+    if plan.gap_column is not None:
+        gap = gap_ticks(query.expression(plan.gap_column), events)
+        df = df.withColumn(GAP, gap)
+        window_gap = getattr(query.window, "gap", None)
+        shown = window_gap if isinstance(window_gap, str) else str(window_gap)
+        df = fail_where(df, col(GAP).isNull() | (col(GAP) <= F.lit(0)),
+                        gap_message(events, shown))
+        needed.append(GAP)
     fields = output_fields(events, plan.aggregations)
     kernel = SessionKernel(
         keys=tuple(keys), time=events.time.name,
         end=None if events.end is None else END, time_kind=events.time.kind,
         time_scale=events.time.scale, gap=plan.gap, max_duration=plan.max_duration,
+        gap_column=None if plan.gap_column is None else GAP,
         aggregates=aggregate_jobs(plan, events),
         schema=arrow_schema(fields))
     return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)

@@ -25,7 +25,7 @@ from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.streaming import StreamKernel, spec_hash
 from .columns import LATE_COUNTER, col
-from .compiler import KeyedKernel, Query, compiles, kernel_for
+from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
 from .layout import arrow_schema, arrow_type
 from .native import kind_ticks, time_ticks
 from .processor import (
@@ -124,15 +124,20 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     keyed: KeyedKernel = kernel_for(plan.inner, query)
     schema = {f.name: f for f in keyed.df.schema.fields}
     columns = list(dict.fromkeys([*keyed.needed, *keyed.order]))
-    time = events.time.name
+    inputs = keyed.inputs or (StreamInput(keyed.df, events.time, plan.lateness),)
+    time = inputs[0].time.name
     keys = [crossing(schema[k], False, f"wisp_key{i}") for i, k in enumerate(keyed.keys)]
     values = [crossing(schema[c], c == time, f"wisp_col{i}")
               for i, c in enumerate(c for c in columns if c not in keyed.keys)]
     wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
-    micros = watermark_micros(events.time)
     constant = [] if keys else [F.lit(0).alias(NO_KEY)]  # no key: one group
-    df = keyed.df.select(*wire, *constant, F.timestamp_micros(micros).alias(EVENT_TIME)) \
-        .withWatermark(EVENT_TIME, f"{plan.lateness} microseconds")
+    # each input with its own watermark; Spark's watermark of the union is the smaller
+    frames = [i.df.select(*wire, *constant, F.timestamp_micros(watermark_micros(i.time))
+                          .alias(EVENT_TIME))
+              .withWatermark(EVENT_TIME, f"{i.lateness} microseconds") for i in inputs]
+    df = frames[0]
+    for frame in frames[1:]:
+        df = df.unionByName(frame)
     emit_late = events.on_late == "emit"
     taken = [f.name for f in keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
     if emit_late and taken:
@@ -142,7 +147,7 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
         df = df.drop(EVENT_TIME)
     group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
     kernel_schema = arrow_schema([schema[c] for c in columns])
-    stream_kernel = StreamKernel(keyed.kernel, kernel_schema, time, events.time.kind,
+    stream_kernel = StreamKernel(keyed.kernel, kernel_schema, time, inputs[0].time.kind,
                                  tuple(keyed.order), spec_hash(spec_text(plan)))
     processor = StreamProcessor(stream_kernel, keys, values, emit_late)
     states = df.groupBy(*group).transformWithStateInPandas(

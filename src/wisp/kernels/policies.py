@@ -123,7 +123,12 @@ class Carry:
     ends here, so the time firings up to the first at or after the clock are emitted
     (otherwise only those before the clock: a later tuple may still join the others);
     `origin`: the key's first tuple's time (its time firings are counted from it
-    against `max_ticks`)."""
+    against `max_ticks`).
+
+    On a stream: `until`, the step's horizon (every later tuple has time >= it), so the
+    time firings before it are final and due (also after the newest tuple, however many
+    periods it passes); `due`, the horizon of the step before, below which every time
+    firing was already emitted. Both None in batch."""
 
     held: int = 0
     clock: int | float | None = None
@@ -132,6 +137,8 @@ class Carry:
     full: bool = False
     final: bool = False
     origin: int | float | None = None
+    until: int | float | None = None
+    due: int | float | None = None
 
 # ---------------------------------------------------------------- small primitives
 
@@ -250,15 +257,39 @@ def carried_firings(now: Ticks, policy: Time, carry: Carry) -> Ticks:
     tuples' clock first): from the first at or after the carried clock (or, with no
     tuple before, the first tuple's time) to the last before the newest clock, or with
     `carry.final` to the first at or after it. The firings before them were emitted by
-    earlier chunks; those after wait for later tuples."""
-    if len(now) == 0:
+    earlier chunks; those after wait for later tuples.
+
+    On a stream (`carry.until`): from the first at or after both the carried clock and
+    `carry.due` to the last before `until` (the newest clock lies below it), with no
+    tuple in the replay too. The firings one such step makes count against
+    `max_ticks` (a stream's key has no end, so its span does not)."""
+    if carry.clock is None and len(now) == 0:
         return now[:0]
     begin = now[0] if carry.clock is None else carry.clock
+    newest: Any = now[-1] if len(now) else carry.clock
+    if carry.until is not None and not carry.final:
+        if carry.due is not None:
+            begin = max(begin, carry.due)
+        stop = max(newest, carry.until)
+        bounds = np.array([begin, stop], dtype=now.dtype)
+        check_firings(bounds[:1], bounds[1:], policy)
+        times, _ = time_firings(bounds, one_run(2), policy)
+        return times[:-1]
     origin = begin if carry.origin is None else carry.origin
     check_firings(np.array([origin], dtype=now.dtype), now[-1:], policy)
     bounds = np.array([begin, now[-1]], dtype=now.dtype)
     times, _ = time_firings(bounds, one_run(2), policy)
     return times if carry.final else times[:-1]
+
+
+def next_firing(policy: Time, clock: int | float, due: int | float | None,
+                dtype: Any) -> int | float:
+    """The first time firing at or after both `clock` and `due` (a stream's next due
+    firing once every one before `due` was emitted)."""
+    begin = clock if due is None else max(clock, due)
+    times, _ = time_firings(np.array([begin, begin], dtype=dtype), one_run(2), policy)
+    first: int | float = times[0].item()
+    return first
 
 
 def _empty(times: Ticks) -> Frames:
@@ -512,6 +543,12 @@ def tumbling(times: Ticks, attrs: Mapping[str, Ticks], punctuation: BoolArray | 
     first tuples, a delta window's first tuple, no punctuation among them); the clock
     starts at `carry.clock`, and time firings are `carried_firings`."""
     n = len(times)
+    if n == 0 and isinstance(policy, Time) and carry is not None \
+            and carry.clock is not None and carry.until is not None:
+        # a stream's step with no tuple in the window: the empty windows due
+        fire_time = carried_firings(times, policy, carry)
+        empty = np.zeros(len(fire_time), dtype=np.int64)
+        return Frames(fire_time, empty, empty, empty)
     if n == 0:
         return _empty(times)
     runs = one_run(n) if runs is None else runs

@@ -163,6 +163,24 @@ def _check_anchor_table(inputs: Inputs, window: Dynamic) -> Source:
     return anchors
 
 
+def _check_same_mode(source: Source, anchors: Source) -> None:
+    """Anchors and events both streams or both batch tables: on a stream they are one
+    stateful operator over the union of the two inputs, each with its own watermark;
+    a batch table has no watermark to say when its rows are complete, and a stream
+    never ends for a batch query to read it whole."""
+    if (anchors.lateness is None) == (source.lateness is None):
+        return
+    if source.lateness is not None:
+        raise WispUnsupportedError(
+            "`anchors` must be a streaming event table (wisp.events over a streaming "
+            "DataFrame, with its lateness) when the source is a stream, found a batch "
+            "table: a batch table's rows cannot join the stream's watermark")
+    raise WispUnsupportedError(
+        "`anchors` must be a batch event table when the source is a batch table, found "
+        "a streaming event table (lateness "
+        f"{anchors.lateness} ticks): make the source a stream too, with its lateness")
+
+
 def _ticks_between(first: int | float, last: int | float, every: int | float,
                    align: int | float) -> int:
     """How many `align + k*every` lie in `[first, last]` (exact for integer ticks)."""
@@ -197,6 +215,8 @@ def plan_dynamic(inputs: Inputs, window: Dynamic, resolved: tuple[ResolvedAggreg
     refuse_interval_events(source, "Dynamic")
     clock = window.anchors if isinstance(window.anchors, Clock) else None
     anchors = None if clock is not None else _check_anchor_table(inputs, window)
+    if anchors is not None:
+        _check_same_mode(source, anchors)
     start = _bound(inputs, window, "start", anchors)
     end = _bound(inputs, window, "end", anchors)
     obsolete = _bound(inputs, window, "obsolete", anchors)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ..errors import WispUnsupportedError
 from ..spec.aggregates import Aggregation
-from . import dynamic, frames, intervals, periods, policies, sessions
+from . import calendar_windows, dynamic, frames, intervals, periods, policies, sessions
 from .aggregations import (
     refuse_ewm,
     refuse_interval_events,
@@ -24,7 +24,7 @@ from .registry import NoWindow, rule_for
 from .source import Inputs
 from .streaming import plan_stream
 
-RULE_MODULES = (frames, intervals, policies, periods, dynamic, sessions)
+RULE_MODULES = (frames, intervals, policies, periods, dynamic, sessions, calendar_windows)
 """The modules whose import registers every planning rule."""
 
 
@@ -43,5 +43,7 @@ def plan(inputs: Inputs, window: object | None, aggregations: Sequence[Aggregati
     refuse_ewm(spec, resolved)
     refuse_min_count_on_changes(spec, resolved)
     if inputs.source.lateness is not None:
+        calendar_windows.refuse_on_stream(spec)
+        sessions.refuse_on_stream(spec)
         return plan_stream(inputs, spec, resolved, strategy)
     return rule(inputs, spec, resolved, strategy)

@@ -5,37 +5,56 @@ A stream runs a resumable kernel per key inside Spark's stateful operator
 (`engine/streaming.py`): the key's state between micro-batches is the kernel's state plus
 the rows that arrived ahead of the watermark. The kernel plan is the batch rule's own
 plan with its kernel strategy forced (`arrow-frames`, `arrow-intervals`,
-`arrow-sessions`), or, for running aggregates (`ev.agg`, `Since(predicate)`), an
-`AccumulatorsPlan`: accumulators carried per key instead of rows.
+`arrow-sessions`, `arrow-spl`, `arrow-ticks` for `Since` over calendar ticks and
+`Trailing`, `arrow-dynamic`: anchors from a second stream, each input with its
+own watermark, or a clock that ticks with the watermark; `stream-panes` for
+`Tumbling`/`Hopping` whose aggregations all have pane partials), or, for running
+aggregates (`ev.agg`, `Since(predicate)`), an `AccumulatorsPlan`: accumulators
+carried per key instead of rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WispError, WispUnsupportedError
+from ..errors import WispUnsupportedError
+from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.windows import (
+    CalendarTick,
     CountByStartTime,
+    Dynamic,
     Hopping,
     Range,
     Rows,
     Session,
     Since,
+    Sliding,
     Snapshot,
+    Trailing,
     Tumbling,
 )
+from .dynamic import DynamicPlan
 from .frames import RangeFrame, RowsFrame
+from .intervals import HoppingWindows
 from .nodes import Plan, ResolvedAggregation
-from .periods import Ticks
+from .periods import Ticks, TicksPlan
 from .registry import NoWindow, rule_for
 from .source import Inputs, tie_break_columns
 
 STREAM_STRATEGY = "stream"
 RUNNING_STRATEGY = "arrow-running"
+PANES_STRATEGY = "stream-panes"
+PANE_AGGREGATIONS: dict[str, tuple[str, ...]] = {
+    "count": ("*",), "sum": ("float",), "mean": ("float",), "variance": ("float",),
+    "stddev": ("float",), "min": ("float", "integer"), "max": ("float", "integer"),
+}
+"""The aggregations a pane carries as partials, by value class ("*": any)."""
+PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 UNBOUNDED_FNS = ("collect", "udaf", "quantile", "median", "count_distinct")
-STREAM_KINDS = ("cumulative (ev.agg)", "Since(predicate)", "Rows", "Range",
+STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
-                "CountByStartTime", "Session")
+                "CountByStartTime", "Session", "Sliding", "Tumbling by policy",
+                "Dynamic (anchors from a stream, or a clock)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +76,28 @@ class AccumulatorsPlan(Plan):
                 "each row's output is the accumulators after it.")
 
 
+def carried_by_panes(fn: str, value_class: str) -> bool:
+    """Whether a pane carries the partials of `fn` over values of `value_class`."""
+    classes = PANE_AGGREGATIONS.get(fn, ())
+    return "*" in classes or value_class in classes
+
+
+@dataclass(frozen=True, kw_only=True)
+class PanesPlan(Plan):
+    """`stream-panes`: tumbling and hopping windows over point events on a stream, from
+    partial aggregates per pane (`runtime/stream_panes.py`): `windows` as in batch."""
+
+    windows: HoppingWindows
+
+    strategy = PANES_STRATEGY
+
+    def how(self) -> str:
+        return ("the timeline is cut into panes of gcd(size, hop); a kernel per key adds "
+                "each row to its pane's partial aggregates (row and value counts, sums, "
+                "squared deviations, extremes) as it arrives, and writes a window from "
+                "its panes' partials once no later row can fall in it.")
+
+
 @dataclass(frozen=True, kw_only=True)
 class StreamPlan(Plan):
     """A query over a stream: `inner`, the kernel's plan; `lateness` in ticks; in words,
@@ -70,6 +111,12 @@ class StreamPlan(Plan):
     strategy = STREAM_STRATEGY
 
     def how(self) -> str:
+        if isinstance(self.inner, PanesPlan):
+            return ("Structured Streaming: rows grouped by key into Spark's stateful "
+                    "operator (transformWithStateInPandas, event time, RocksDB state "
+                    f"store); per key, {self.inner.how()[4:]} State per key: "
+                    f"{self.state}. Emitted: {self.emits}. {self.late()} One event-time "
+                    "timer per key wakes it when its next window can be final.")
         return ("Structured Streaming: rows grouped by key into Spark's stateful operator "
                 "(transformWithStateInPandas, event time, RocksDB state store); per key, "
                 "the rows ahead of the watermark wait in the state, and those at or "
@@ -100,7 +147,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
     name = "cumulative aggregation" if isinstance(window, NoWindow) else \
         type(window).__name__
     unbounded = [r.name for r in resolved if r.aggregation.fn in UNBOUNDED_FNS]
-    if unbounded and isinstance(window, (NoWindow, Since)):
+    if unbounded and (isinstance(window, NoWindow) or _predicate_ticks(window)):
         raise WispUnsupportedError(
             f"`aggregations` must not read every value of a window that never closes "
             f"({name}) on a stream, found {', '.join(unbounded)}: its state would keep "
@@ -137,16 +184,18 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                                  ticks=None),
                 "one accumulator set (a few numbers per aggregation)",
                 "each row's output once the watermark passes its time")
-    if isinstance(window, Since):
+    if isinstance(window, (Since, Trailing)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-ticks")
-        ticks = getattr(inner, "ticks", None)
-        if not isinstance(ticks, Ticks) or ticks.predicate is None:
-            raise _unsupported("Since over calendar ticks")
-        return (AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
-                                 tie_break=tie_break_columns(source), reason="a stream",
-                                 ticks=ticks),
-                "one accumulator set since the last tick row",
-                "each row's output once the watermark passes its time")
+        assert isinstance(inner, TicksPlan)
+        ticks = inner.ticks
+        if ticks.predicate is not None and not ticks.trailing:
+            return (AccumulatorsPlan(source=source, window=repr(window),
+                                     aggregations=resolved,
+                                     tie_break=tie_break_columns(source),
+                                     reason="a stream", ticks=ticks),
+                    "one accumulator set since the last tick row",
+                    "each row's output once the watermark passes its time")
+        return (inner, *_ticks_kept(ticks))
     if isinstance(window, (Rows, Range)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-frames")
         frame = getattr(inner, "frame", None)
@@ -160,18 +209,30 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                 "row, and the anchors not yet final",
                 "a row's window once the watermark passes its time + end (a forward "
                 "end adds its length to the latency)")
+    if isinstance(window, Sliding) or (isinstance(window, Tumbling)
+                                       and _policy_sized(window)):
+        return _policies(inputs, window, resolved, name)
     if isinstance(window, (Tumbling, Hopping)):
         if getattr(window, "output", "windows") != "windows":
             raise _unsupported(f"{name}(output='changes')", " (its rows can wait for "
                                "ever for the result to change)")
-        try:
-            inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
-        except WispError as error:
-            raise _unsupported(f"{name} by policy") from error
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-intervals")
         if source.is_interval:
             return (inner, "the events alive in the windows not yet final (an event "
                     "stays while it is alive: open-ended events for ever)",
                     "a window once the watermark passes its end")
+        windows = getattr(inner, "windows", None)
+        if isinstance(windows, HoppingWindows) and source.time.kind in PANE_TIME_KINDS \
+                and all(carried_by_panes(r.aggregation.fn, r.value_class)
+                        for r in resolved):
+            panes = PanesPlan(source=source, window=inner.window, aggregations=resolved,
+                              tie_break=inner.tie_break, reason=(
+                                  "every aggregation has partials a pane can carry"),
+                              windows=windows)
+            return (panes, "one row of partial aggregates per non-empty pane of the "
+                    "windows not yet final (at most size / gcd(size, hop) + the panes "
+                    "the lateness spans), not the rows", "a window once the watermark "
+                    "passes its end")
         return (inner, "the rows of the windows not yet final (at most size / hop "
                 "windows)", "a window once the watermark passes its end")
     if isinstance(window, Snapshot):
@@ -187,4 +248,95 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-sessions")
         return (inner, "the open session's rows (bounded by max_duration when given)",
                 "a session once the watermark passes its last event + gap")
+    if isinstance(window, Dynamic):
+        return _dynamic(inputs, window, resolved)
     raise _unsupported(name)
+
+
+def _predicate_ticks(window: object) -> bool:
+    """Whether `window` is a `Since` or `Trailing` over a boolean tick column, whose
+    periods close only where the column is true (perhaps never)."""
+    return isinstance(window, (Since, Trailing)) and not isinstance(window.tick,
+                                                                    CalendarTick)
+
+
+def _ticks_kept(ticks: Ticks) -> tuple[str, str]:
+    """What a `Since` or `Trailing` window over the tick kernel keeps per key on a
+    stream, and when it emits."""
+    row = "each row's output (over its window up to the row) once the watermark passes its time"
+    if ticks.calendar is None:
+        return (f"the rows of the current period and the {ticks.n - 1} before it (a "
+                "period ends at a row whose tick column is true: not bounded while it "
+                "stays false)", row)
+    if ticks.trailing:
+        return (f"the rows of the current period and the {ticks.n - 1} before it, the "
+                "key's first tick", row)
+    tick = ("a tick's row (its period (previous tick, tick]) once the watermark reaches "
+            "the tick: every tick from the key's first event's period on, empty periods "
+            "included, all at once when the watermark jumps over several")
+    emits = {"ticks": tick, "events": row, "both": f"{tick}; and {row}"}[ticks.emit]
+    return ("the rows of the open period (after the last tick row written), the key's "
+            "first tick and the last tick written", emits)
+
+
+def _policy_sized(window: Tumbling) -> bool:
+    return isinstance(window.size, (Count, Time, Delta, Punctuation))
+
+
+def _policies(inputs: Inputs, window: Sliding | Tumbling,
+              resolved: tuple[ResolvedAggregation, ...], name: str) -> tuple[Plan, str, str]:
+    """Sliding and policy-sized tumbling windows: tuples enter in time order (then the
+    tie-break columns) once the watermark passes them, so `order` (an arrival order
+    other than time) is refused: a stream could not know that no tuple earlier in it
+    is still to come."""
+    source = inputs.source
+    if source.order is not None:
+        raise WispUnsupportedError(
+            f"`order` must be None for {name} on a stream (tuples enter in time order "
+            "once the watermark passes them; an arrival order other than time has no "
+            f"watermark to wait for), found {source.order!r}")
+    inner = _batch_rule_plan(inputs, window, resolved, "arrow-spl")
+    timed = isinstance(window.trigger if isinstance(window, Sliding) else window.size,
+                       Time)
+    if isinstance(window, Sliding):
+        state = ("the window's contents (count eviction: the last n tuples; time: the "
+                 "tuples within t of the newest; delta: the tuples no later one exceeded "
+                 "by more than d, not bounded for falling values)")
+    else:
+        state = ("the tuples since the last firing (a delta- or punctuation-sized "
+                 "window: not bounded while it does not fire)")
+    emits = ("every time firing once the watermark passes it, also with no new tuple "
+             "and after the key's newest tuple (one per period; a jump over many "
+             "periods emits them all at once)" if timed else
+             "a firing once the tuple that fires it has entered (the watermark passed "
+             "its time)")
+    return inner, state, emits + "; a stream has no end: no flushed tail (partial)"
+
+
+def _dynamic(inputs: Inputs, window: Dynamic, resolved: tuple[ResolvedAggregation, ...]
+             ) -> tuple[Plan, str, str]:
+    """Dynamic windows on a stream: anchors from a second stream (one operator over the
+    union of both, whose watermark is the smaller of the two), or a clock."""
+    if inputs.source.on_late != "count":
+        raise WispUnsupportedError(
+            "`on_late` must be 'count' for Dynamic windows on a stream, found "
+            f"{inputs.source.on_late!r}: their late anchors and events are counted "
+            "(wisp.stream_report), not output as rows")
+    inner = _batch_rule_plan(inputs, window, resolved, "arrow-dynamic")
+    assert isinstance(inner, DynamicPlan)
+    closed = ("the window's end" if window.closed in ("both", "right") else
+              "one tick before the window's end (open on the right)")
+    if inner.clock is not None:
+        until = ("the clock's end" if inner.clock.end is not None else
+                 "the watermark, for ever (a stream has no last event)")
+        return (inner, "the next tick and the events from its window's start on",
+                "the ticks from the key's first event (or the clock's start) up to "
+                f"{until}: a tick's window once the watermark is at or past the tick and "
+                f"{closed}; a watermark jump over many ticks emits them "
+                "all in one step (at most max_ticks)")
+    return (inner, "the anchors whose windows are not final yet (an anchor without an "
+            "end waits for ever) and the events such a window or a later anchor's can "
+            "reach: none older than the largest obsolete so far",
+            "an anchor's window once the watermark (the smaller of the anchors' and the "
+            f"events' watermarks) is at or past the anchor and {closed}; an "
+            "obsolete promise broken fails the query when its anchor arrives")

@@ -5,7 +5,10 @@ in the sorted event times; clock ticks are generated here from the key's span. O
 violations travel as a message column (`VIOLATION`) that the driver's `raise_error`
 filter turns into a failed query. Short key runs go several at a time through
 `run_group`; a long run goes through `step` in pieces, carrying the events windows can
-still reach and the anchors whose windows are still open (`DynamicKernel`).
+still reach and the anchors whose windows are still open (`DynamicKernel`). On a stream
+the same steps run with a horizon (`resumable.Streamable`): an anchor's window `[start,
+end]` is emitted once no later row can join it, and clock ticks fire as the watermark
+passes them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ..errors import WispInputError
 from ..kernels import dynamic as dk
 from ..kernels.frames import shifted
 from ..kernels.runs import offsets, one_run, owners, run_index
@@ -28,11 +32,12 @@ from ..spec.limits import too_many_ticks
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import DAY, from_ticks, ticks_or_zero, to_ticks, validity
-from .resumable import KernelState, Scalar, pending, resumed
+from .resumable import Horizon, KernelState, Scalar, pending, resumed
 
 KIND, TIME, START, END, OBSOLETE = ("__wisp_kind", "__wisp_time", "__wisp_start",
                                     "__wisp_end", "__wisp_obsolete")
 VIOLATION = "__wisp_violation"
+DATA_ERROR = "WispError: "
 CHUNK = 65_536  # anchors per output batch
 IntArray = npt.NDArray[np.int64]
 
@@ -74,7 +79,21 @@ class DynamicKernel:
     ticks up to the newest time seen exist whatever follows, and are emitted once final
     as above; the state holds the next tick not emitted, the events from that tick's
     window start on, and the newest time, since the ticks run up to the key's last
-    event (or the clock's end), which only `finish` knows."""
+    event (or the clock's end), which only `finish` knows.
+
+    Streamable (`resumable.Streamable`): told a horizon `H` (every later row, anchor or
+    event, has time >= H; a stream's watermark `W` gives `H = W + 1` tick), a step also
+    emits each fed anchor's window that no later event can join: one closed on the
+    right (`closed` "both" or "right") once its end is before `H` (`W >= end`), one
+    open on the right once its end is at or before `H`; a window without an end never.
+    Later anchors' windows start no earlier than `H` plus the `start` offset (or the
+    obsolete floor), so the carried events are trimmed from there. A clock on a stream
+    has no last event: its ticks fire once `H` passes them (`W >= T`), up to the clock's
+    `end` if given, for ever otherwise, and each is emitted once its window is final;
+    `max_ticks` bounds the ticks of one step. `wake` is the smallest such `H` for the
+    waiting anchors or the next tick. With `raises` (a stream's kernel), a broken
+    obsolete promise raises a `WispInputError` in the step that receives its anchor,
+    with the batch query's message, instead of travelling as a column."""
 
     keys: tuple[str, ...]
     time_kind: str
@@ -89,25 +108,94 @@ class DynamicKernel:
     schema: pa.Schema
 
     chunk_rows: int = CHUNK_ROWS
+    raises: bool = False
+    """A stream's kernel: an obsolete violation raises a `WispInputError` in the worker
+    when its anchor arrives (no `VIOLATION` column in `schema`)."""
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Short key runs several at a time (`run_group`), long runs in pieces of about
         `chunk_rows` rows through `step`, then `finish` (`resumable.resumed`)."""
         return resumed(self, batches, self.chunk_rows)
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
-        """The windows final once the key's rows so far are known, and the state for the
-        rows that follow (see the class)."""
-        if chunk.num_rows == 0:
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """The windows final once the key's rows so far are known and, told a `horizon`
+        (a stream: every later row, anchor or event, has time >= horizon), those final
+        under that promise too; the state for the rows that follow (see the class)."""
+        if chunk.num_rows == 0 and (horizon is None or state is None
+                                    or state.rows.num_rows == 0):
             return self.empty(), state if state is not None else KernelState(chunk)
         table = pending(state, chunk)
         scalars = dict(state.scalars) if state is not None else {}
-        newest = to_ticks(chunk.column(TIME).slice(chunk.num_rows - 1).combine_chunks(),
-                          self.time_kind)
+        if chunk.num_rows:
+            newest = to_ticks(chunk.column(TIME).slice(chunk.num_rows - 1)
+                              .combine_chunks(), self.time_kind)
+        else:
+            newest = self.limit(table, scalars["newest"] if self.clock is not None
+                                else horizon)
         if self.clock is not None:
-            return self.clock_step(table, scalars, newest, self.clock)
-        return self.anchor_step(table, scalars, newest, state)
+            return self.clock_step(table, scalars, newest, self.clock, horizon=horizon)
+        return self.anchor_step(table, scalars, newest, state, horizon)
+
+    def limit(self, table: pa.Table, value: Any) -> npt.NDArray[Any]:
+        """`value` as a one-element array of the ticks of `table`'s time column."""
+        dtype = to_ticks(table.column(TIME).slice(0, 0).combine_chunks(),
+                         self.time_kind).dtype
+        return np.array([value], dtype=dtype)
+
+    def final(self, ends: npt.NDArray[Any], end_known: npt.NDArray[np.bool_],
+              horizon: Horizon) -> npt.NDArray[np.bool_]:
+        """Which windows no row at or after `horizon` can join: a window closed on the
+        right once its end is before the horizon, an open one once its end is at or
+        before it; a window without an end (the end of time) never."""
+        if self.closed in ("both", "right"):
+            return end_known & (ends < horizon)
+        return end_known & (ends <= horizon)
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The smallest horizon at which a step without rows emits a window (a stream's
+        timer): for anchors, the earliest end of a waiting anchor's window (one tick
+        past it, or the next float, for a window closed on the right); for a clock, the
+        next tick once the watermark passes it and its window is final. None when no
+        anchor waits with an end, or the clock is past its `end`."""
+        if state.rows.num_rows == 0:
+            return None
+        if self.clock is not None:
+            return self.clock_wake(state, self.clock)
+        kinds = np.asarray(state.rows.column(KIND).to_numpy(zero_copy_only=False))
+        anchors = state.rows.filter(pa.array(kinds != 1))
+        if anchors.num_rows == 0:
+            return None
+        ticks = to_ticks(anchors.column(TIME).combine_chunks(), self.time_kind)
+        ends, known = self.bound(self.end, anchors, ticks)
+        if not known.any():
+            return None
+        return self.past(ends[known].min(), self.closed in ("both", "right"))
+
+    def clock_wake(self, state: KernelState, clock: ClockTicks) -> Horizon | None:
+        """The horizon at which the next tick has fired and its window is final."""
+        dtype = self.limit(state.rows, 0).dtype
+        tick = self.tick(int(state.scalars["next"]), clock, dtype)  # type: ignore[arg-type]
+        if clock.end is not None and tick[0] > clock.end:
+            return None
+        end = self.bound(self.end, None, tick)[0][0]
+        fired = self.past(tick[0], True)
+        ready = self.past(end, self.closed in ("both", "right"))
+        return max(fired, ready)
+
+    @staticmethod
+    def past(value: Any, closed: bool) -> Horizon:
+        """The smallest horizon that passes `value`: beyond it when `closed` (one tick,
+        or the next float), at it otherwise."""
+        if isinstance(value, (float, np.floating)):
+            return float(np.nextafter(value, np.inf)) if closed else float(value)
+        return int(value) + 1 if closed else int(value)
+
+    def tick(self, step: int, clock: ClockTicks, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+        align = clock.align if clock.align is not None else (
+            0.0 if self.time_kind == "float" else 0)
+        return dk.tick_values(np.array([step], dtype=np.int64), clock.every, align,
+                              dtype.kind == "f")
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The windows still open at the end of the key's rows."""
@@ -122,10 +210,11 @@ class DynamicKernel:
         return self.anchor_step(state.rows, dict(state.scalars), None, state)[0]
 
     def anchor_step(self, table: pa.Table, scalars: dict[str, Scalar],
-                    newest: npt.NDArray[Any] | None, state: KernelState | None
-                    ) -> tuple[pa.RecordBatch, KernelState]:
+                    newest: npt.NDArray[Any] | None, state: KernelState | None,
+                    horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """Anchors from another table: the windows final before `newest` (all of them at
-        the end, `newest` None), and the anchors and events still needed."""
+        the end, `newest` None; on a stream, those `final` at the `horizon`), and the
+        anchors and events still needed."""
         kinds = np.asarray(table.column(KIND).to_numpy(zero_copy_only=False))
         is_event = kinds == 1
         events = table.filter(pa.array(is_event))
@@ -152,6 +241,9 @@ class DynamicKernel:
                     messages[old + found.index] = self.message(
                         found, anchor_ticks[old + found.index], table.slice(0, 1))
                     scalars["violated"] = True
+                    if self.raises:
+                        raise WispInputError(str(messages[old + found.index])
+                                             .removeprefix(DATA_ERROR))
             scalars["previous"] = obsolete[-1].item()
             scalars["previous_known"] = bool(obsolete_known[-1])
             known = obsolete[old:][obsolete_known[old:]]
@@ -159,7 +251,13 @@ class DynamicKernel:
                 floor = scalars.get("floor")
                 top = known.max().item()
                 scalars["floor"] = top if floor is None else max(floor, top)
-        final = np.ones(m, dtype=bool) if newest is None else end_known & (ends < newest[0])
+        if newest is None:
+            final = np.ones(m, dtype=bool)
+        elif horizon is not None:
+            final = self.final(ends, end_known, horizon)
+            newest = np.maximum(newest, self.limit(table, horizon))
+        else:
+            final = end_known & (ends < newest[0])
         out = self.empty()
         if final.any():
             out = self.windows(table, one_run(table.num_rows), events, ticks,
@@ -221,10 +319,14 @@ class DynamicKernel:
         return floor if structural is None else max(structural, floor)
 
     def clock_step(self, table: pa.Table, scalars: dict[str, Scalar],
-                   newest: npt.NDArray[Any], clock: ClockTicks, last: bool = False
-                   ) -> tuple[pa.RecordBatch, KernelState]:
+                   newest: npt.NDArray[Any], clock: ClockTicks, last: bool = False,
+                   horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """Clock ticks: those up to `newest` (the key's last event at the end, `last`)
-        whose windows are final, and the events the next ticks' windows may reach."""
+        whose windows are final, and the events the next ticks' windows may reach. On a
+        stream (`horizon`), a tick fires once the horizon passes it (no key's last
+        event bounds the ticks there: the clock runs with the watermark, up to its
+        `end`), and is emitted once its window is `final`; `max_ticks` bounds the
+        ticks one step makes (a watermark jump over many periods)."""
         ticks = to_ticks(table.column(TIME).combine_chunks(), self.time_kind)
         align = clock.align if clock.align is not None else (
             0.0 if self.time_kind == "float" else 0)
@@ -236,17 +338,29 @@ class DynamicKernel:
         # the ticks that exist whatever follows (up to the newest time, or the clock's
         # end) and, before the end, only those whose windows may be final
         upper = newest if clock.end is None else np.array([clock.end], newest.dtype)
-        if not last:
+        if horizon is not None:
+            fired = self.limit(table, horizon)
+            fired = (np.nextafter(fired, -np.inf) if fired.dtype.kind == "f"
+                     else fired - 1)
+            upper = np.minimum(upper, fired) if clock.end is not None else fired
+        elif not last:
             reach = newest if self.end.kind == "none" else shifted(newest, -self.end.offset)
             upper = np.minimum(upper, reach)
         k0, count = dk.clock_ranges(first, upper, clock.every, align)
-        self.check_ticks(count, table)
         k_next = int(scalars["next"])  # type: ignore[arg-type]
-        steps = np.arange(k_next, int(k0[0]) + int(count[0]), dtype=np.int64)
+        stop = int(k0[0]) + int(count[0])
+        self.check_ticks(np.array([max(0, stop - k_next)]) if horizon is not None
+                         else count, table)
+        steps = np.arange(k_next, stop, dtype=np.int64)
         anchor_ticks = dk.tick_values(steps, clock.every, align, ticks.dtype.kind == "f")
         starts, start_known = self.bound(self.start, None, anchor_ticks)
         ends, end_known = self.bound(self.end, None, anchor_ticks)
-        done = len(steps) if last else int(np.count_nonzero(ends < newest[0]))
+        if last:
+            done = len(steps)
+        elif horizon is not None:
+            done = int(np.count_nonzero(self.final(ends, end_known, horizon)))
+        else:
+            done = int(np.count_nonzero(ends < newest[0]))
         out = self.empty()
         if done:
             part = slice(0, done)
@@ -255,7 +369,7 @@ class DynamicKernel:
                                anchor_ticks[part], starts[part], start_known[part],
                                ends[part], end_known[part], [None] * done)
         scalars["next"] = k_next + done
-        scalars["newest"] = newest[0].item()
+        scalars["newest"] = max(newest[0].item(), scalars.get("newest", newest[0].item()))
         if last:
             return out, KernelState(table.slice(0, 0), {})
         following = dk.tick_values(np.array([k_next + done], dtype=np.int64), clock.every,
@@ -390,7 +504,7 @@ class DynamicKernel:
                                   self.time_scale))
         for job in self.aggregates:
             columns.append(aggregate(job, events, ticks, lo, hi))
-        if self.check:
+        if self.check and not self.raises:
             columns.append(pa.array(messages, pa.string()))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 

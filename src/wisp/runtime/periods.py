@@ -13,12 +13,24 @@ period, `window_end` the row's time (event rows) or the tick (tick rows).
 Resumable (`runtime.resumable`): a key run longer than `CHUNK_ROWS` goes through
 `TickKernel.step` in pieces (tail recompute: the carried rows, then the piece, through
 the same vectorised frames), so its memory is a few pieces plus the carried periods.
+
+Streamable (`resumable.Streamable`): a stream's step is told a horizon `H` (every later
+row of the key has time >= H). Event rows are final as their rows arrive (a row's
+window ends at the row), so the horizon changes nothing for them. A calendar tick row
+`T` covers `(previous tick, T]`: an event exactly on `T` belongs to it, so it is final
+once no row at or before `T` can come, i.e. `T < H` (a watermark `W` promises
+`H = W + 1` tick: `W >= T`). A step emits every tick row before `H` not emitted yet, all
+at once however many periods the horizon jumps over; `wake` is one tick past the next
+tick not emitted. On a stream there is no whole input: a key gets tick rows from its
+first event's period on, for every tick up to the watermark (empty periods included),
+for as long as the stream runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,10 +47,13 @@ from ..spec.windows import CalendarTick
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks, with_nulls
-from .resumable import KernelState, Scalar, pending, resumed
+from .resumable import Horizon, KernelState, Scalar, pending, resumed
 
 HIDDEN_TICK = "__wisp_tick__"
 HIDDEN_NEWEST = "__wisp_newest__"
+HOLDER = "holder"
+"""The scalar that marks a state's first row as holding only the key's values (a
+stream's key whose tick rows go on after its last row's period was emitted)."""
 IntArray = npt.NDArray[np.int64]
 
 
@@ -100,8 +115,13 @@ class TickKernel:
 
     Finality: every event row is final as soon as its piece arrives (a row's window
     ends at the row); a calendar tick row `T` is final once an event later than `T`
-    arrives; `finish` emits the rest (the open period's tick and the empty periods up
-    to the newest event of the whole input).
+    arrives, or a stream's horizon passes `T`; `finish` emits the rest (the open
+    period's tick and the empty periods up to the newest event of the whole input).
+
+    On a stream, `Since` emitting ticks drops the rows of every period it emitted;
+    when none is left, it keeps the last row only for the key's values (the `HOLDER`
+    scalar), as the key's tick rows go on with empty periods. `Trailing` drops the
+    rows that no window of a row at or after the horizon reaches.
     """
 
     keys: tuple[str, ...]
@@ -199,35 +219,51 @@ class TickKernel:
 
     # ------------------------------------------------------------- resumable path
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """The rows final once the key's rows so far are known (see the class's
-        docstring), and the state for the rows that follow."""
+        docstring) and, told a stream's `horizon` (no later row of the key comes before
+        it), the calendar tick rows before it too; the state for the rows that follow."""
         table = pending(state, chunk)
         carried = 0 if state is None else state.rows.num_rows
         scalars: dict[str, Scalar] = {} if state is None else dict(state.scalars)
+        if self.calendar is not None:
+            return self._calendar_state_step(table, carried, scalars, horizon)
         if table.num_rows == 0:
             return self._nothing(), KernelState(table, scalars)
         times = to_ticks(table.column(self.time).combine_chunks(), self.time_kind)
-        if self.calendar is None:
-            rows, keep = self._predicate_step(table, times, carried)
-        else:
-            rows, keep = self._calendar_step(times, carried, scalars)
+        rows, keep = self._predicate_step(table, times, carried)
         out = self.output(table, times, one_run(len(times)), rows)
         return out, KernelState(table.slice(keep), scalars)
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The least horizon at which a step emits the next tick row (`Since` over
+        calendar ticks emitting ticks: one tick past the first tick not emitted yet);
+        None before the key's first row, and for every other window, whose rows are
+        final as their rows arrive."""
+        if not self._tick_rows or state.scalars.get("first") is None:
+            return None
+        tick = self.calendar
+        assert tick is not None
+        emitted = state.scalars.get("emitted")
+        following = (_int(state.scalars["first"]) if emitted is None
+                     else calendar.next_tick(tick, _int(emitted)))
+        return following + 1
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The tick rows only the end of the key's rows makes final: the open period's
         and the empty ones after it, while a period begins before the newest event of
         the whole input (`Since` over calendar ticks emitting ticks); nothing else."""
-        if (state is None or state.rows.num_rows == 0 or self.calendar is None
-                or self.trailing or self.emit == "events"):
+        if state is None or not self._tick_rows:
             return self._nothing()
-        table = state.rows
+        table = state.rows.slice(1) if state.scalars.get(HOLDER) else state.rows
+        if table.num_rows == 0:
+            return self._nothing()
         times = to_ticks(table.column(self.time).combine_chunks(), self.time_kind)
         newest = to_ticks(table.column(self.newest_column).combine_chunks().slice(0, 1),
                           self.time_kind)
         upper = max(int(times[-1]), int(newest[0]))
+        assert self.calendar is not None
         ticks, _, _ = kf.tick_table(self.calendar, int(times[0]), upper, 1)
         start = self._next_tick(ticks, state.scalars)
         last = int(np.searchsorted(ticks, upper, side="left"))
@@ -235,6 +271,11 @@ class TickKernel:
             times, ticks, np.array([start], np.int64), np.array([last], np.int64))
         rows = Rows(lo, hi, starts, ends, ends, np.ones(len(lo), dtype=bool), run)
         return self.output(table, times, one_run(len(times)), rows)
+
+    @property
+    def _tick_rows(self) -> bool:
+        """Whether the window emits rows at calendar ticks (`Since`, emit ticks or both)."""
+        return self.calendar is not None and not self.trailing and self.emit != "events"
 
     def _nothing(self) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist([], schema=self.schema)
@@ -265,20 +306,59 @@ class TickKernel:
         keep = int(closing[-back]) + 1 if len(closing) >= back else 0
         return rows, keep
 
-    def _calendar_step(self, times: IntArray, carried: int, scalars: dict[str, Scalar]
-                       ) -> tuple[Rows, int]:
-        """Event rows of the new rows, and (`Since` emitting ticks) the rows of the
-        ticks the newest row has passed; the carried rows restart after the tick `back`
-        periods before the newest row's closing tick."""
+    def _calendar_state_step(self, table: pa.Table, carried: int,
+                             scalars: dict[str, Scalar], horizon: Horizon | None
+                             ) -> tuple[pa.RecordBatch, KernelState]:
+        """A step over calendar ticks. The rows it reads are `table` (the carried rows,
+        then the new ones), but for a first row that only holds the key's values (the
+        `HOLDER` scalar: its period was emitted whole, the key's tick rows go on)."""
+        skip = 1 if scalars.pop(HOLDER, False) else 0
+        live = table.slice(skip)
+        if live.num_rows == 0 and (not self._tick_rows or table.num_rows == 0
+                                   or horizon is None):
+            if skip:
+                scalars[HOLDER] = True
+            return self._nothing(), KernelState(table, scalars)
+        times = to_ticks(live.column(self.time).combine_chunks(), self.time_kind)
+        reference = int(times[-1]) if len(times) else int(calendar.CALENDAR_MIN_US)
+        if horizon is not None:  # no later row comes before it (past the calendar's
+            # years, the query fails as in batch: only an event there can carry it there)
+            reference = max(reference, math.ceil(horizon))
+        rows, keep = self._calendar_step(times, max(carried - skip, 0), scalars, reference)
+        group = live if live.num_rows else table
+        out = self.output(group, times if live.num_rows else
+                          to_ticks(table.column(self.time).combine_chunks(), self.time_kind),
+                          one_run(group.num_rows), rows)
+        if keep < live.num_rows:
+            return out, KernelState(live.slice(keep), scalars)
+        if self._tick_rows:  # the key's tick rows go on: keep a row for its values
+            scalars[HOLDER] = True
+            return out, KernelState((live if live.num_rows else table).slice(
+                group.num_rows - 1), scalars)
+        return out, KernelState(live.slice(keep), scalars)
+
+    def _calendar_step(self, times: IntArray, carried: int, scalars: dict[str, Scalar],
+                       reference: int) -> tuple[Rows, int]:
+        """Event rows of the new rows (from `carried` on), and (`Since` emitting ticks)
+        the rows of the ticks before `reference` (the newest row's time, or a stream's
+        horizon: every tick before it is final) not emitted yet; the rows carried on
+        are those after the tick `back` periods before the one closing `reference`'s
+        period (a later row's window starts there or later). `times` may be empty (a
+        stream's step with no rows, for the key's tick rows): its frames are empty."""
         tick = self.calendar
         assert tick is not None
         m = len(times)
         back = self.n if self.trailing else 1
-        ticks, first, _ = kf.tick_table(tick, int(times[0]), int(times[-1]), back)
+        lowest = reference if not m else int(times[0])
+        if scalars.get("emitted") is not None:  # the tick before the next tick row
+            lowest = min(lowest, _int(scalars["emitted"]))
+        elif scalars.get("first") is not None:
+            lowest = min(lowest, _int(scalars["first"]))
+        ticks, first, _ = kf.tick_table(tick, lowest, reference, back)
         if scalars.get("first") is None:
             scalars["first"] = int(ticks[first])
         parts: list[Rows] = []
-        if self.trailing or self.emit != "ticks":
+        if m > carried and (self.trailing or self.emit != "ticks"):
             # the key's first tick, or 0 when it lies before the table: then at least
             # `back` of the key's ticks precede every row here, and the row is complete
             key_first = np.searchsorted(ticks, _int(scalars["first"]), side="left")
@@ -288,17 +368,20 @@ class TickKernel:
             new = slice(carried, m)
             parts.append(Rows(lo[new], hi[new], starts[new], times[new], times[new],
                               valid[new], np.zeros(m - carried, dtype=np.int64)))
-        if self.emit != "events" and not self.trailing:
+        closing = int(np.searchsorted(ticks, reference, side="left"))
+        if self._tick_rows:
             start = self._next_tick(ticks, scalars)
-            last = int(np.searchsorted(ticks, times[-1], side="left")) - 1  # passed
+            last = closing - 1  # the ticks before `reference`
             lo, hi, starts, ends, run = kf.calendar_ticks(
                 times, ticks, np.array([start], np.int64), np.array([last], np.int64))
             parts.append(Rows(lo, hi, starts, ends, ends, np.ones(len(lo), dtype=bool),
                               run))
             if last >= start:
                 scalars["emitted"] = int(ticks[last])
-        closing = int(np.searchsorted(ticks, times[-1], side="left"))
         keep = int(np.searchsorted(times, ticks[closing - back], side="right"))
+        if not parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return Rows(empty, empty, empty, empty, empty, np.zeros(0, bool), empty), keep
         return _concat(parts), keep
 
     @staticmethod

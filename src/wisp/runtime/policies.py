@@ -12,12 +12,24 @@ Policies are the spec's own classes (`wisp.spec.policies`), resolved to ticks:
 
 A key run longer than `chunk_rows` goes through `step` in pieces (`resumable.resumed`),
 carrying the window's contents and what the policies remember (see `SplKernel`).
+
+Streamable (`resumable.Streamable`): a stream feeds each key's tuples in time order
+(then the tie-break columns), each once the watermark passes it, with a horizon `H`
+(every later tuple has time >= H). A count or delta firing is final once its tuple has
+arrived (its window holds tuples that arrived before it); a time firing at `tau` once
+`tau < H` (it sees the tuples with clock <= tau, and none can still come), so a step
+emits every time firing below the horizon, however many periods the horizon passed,
+also with no new tuple and after the key's newest one (a batch stops at the first
+firing at or after it; a stream has no end). The `due` scalar is the horizon already
+passed (the firings below it were emitted); `wake` is the horizon past the next time
+firing. Nothing else fires without tuples: count and delta policies never wake, and no
+tumbling tail is flushed (`finish` is the end of a batch only).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,7 +45,7 @@ from .aggregate import AggregateJob, aggregate
 from .alive import aggregate_alive
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
-from .resumable import KernelState, Scalar, pending, resumed
+from .resumable import Horizon, KernelState, Scalar, pending, resumed
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,12 @@ class SplKernel:
     delta-sized tumbling window keeps every tuple since its first while none exceeds it
     by more than `d`; a punctuation window every tuple since the last flag. Those states
     grow with the key's history (the results stay correct), and each step recomputes
-    them: time grows with the state's size per piece."""
+    them: time grows with the state's size per piece.
+
+    On a stream (`step` with a horizon): see the module's docstring. A time-sized
+    tumbling window whose tuples have all fired keeps its newest tuple as an `anchor`
+    (the `anchor` scalar): in no window, only the key's columns for the empty windows
+    that the following periods emit."""
 
     keys: tuple[str, ...]
     time: str
@@ -125,17 +142,21 @@ class SplKernel:
         runs = one_run(len(ticks)) if runs is None else runs
         return self.rows(group, ticks, runs, self.windows(group, ticks, runs))
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """Every firing of the chunk's arrivals, and every time firing before the new
-        clock (see the class's docstring); the state: the window's contents and the
-        policies' scalars."""
-        group = pending(state, chunk)
-        carry = self.carry(state, final=False)
+        clock (see the class's docstring), or on a stream (`horizon`: every later tuple
+        has time >= it) every time firing before the horizon; the state: the window's
+        contents and the policies' scalars."""
+        anchor, held = self.contents(state)
+        group = pending(held, chunk)
+        carry = replace(self.carry(held, final=False), until=horizon,
+                        due=None if state is None else _number(state.scalars.get("due")))
         ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
         attrs = self.attr_ticks(group)
         found, fired = self.replay(group, ticks, attrs, one_run(len(ticks)), carry)
-        out = self.rows(group, ticks, one_run(len(ticks)), found)
+        out = self.rows(group if group.num_rows or anchor is None else anchor, ticks,
+                        one_run(len(ticks)), found)
         n = len(ticks)
         clock = carry.clock
         if n:
@@ -146,6 +167,10 @@ class SplKernel:
                                       "arrived": carry.arrived + chunk.num_rows,
                                       "reference": carry.reference, "full": carry.full,
                                       "origin": origin}
+        if horizon is not None and clock is not None and self.timed():
+            # the time firings before the horizon are emitted (none before the clock)
+            due = carry.due if carry.due is not None else horizon
+            scalars["due"] = max(due, horizon)
         if isinstance(self.trigger, Delta) and n:
             values = attrs[self.trigger.attr]
             if fired >= 0:
@@ -157,18 +182,58 @@ class SplKernel:
             done = int(found.hi.max()) if isinstance(found, ks.Frames) and len(found.hi) \
                 else 0
             kept = group.slice(done)
+            if kept.num_rows == 0 and self.timed() and horizon is not None:
+                # no tuple waits: keep the newest (or the anchor) for the key's columns
+                # of the empty windows to come, marked as no part of the window
+                kept = group.slice(n - 1) if n else (
+                    anchor if anchor is not None else group)
+                scalars["anchor"] = kept.num_rows > 0
         elif isinstance(self.evict, Count):
             kept = group.slice(max(n - self.evict.n, 0))
         else:
-            alive = self.alive(ticks, attrs, clock)
+            reach = clock
+            if self.timed() and len(found.time) and reach is not None:
+                # a stream's time firings after the newest tuple evicted at their own
+                # clock: the tuples they evicted leave the state (the newest stays)
+                reach = max(reach, found.time.max().item())
+            alive = self.alive(ticks, attrs, reach)
             if isinstance(self.evict, Delta) and not alive.all():
                 scalars["full"] = True
             kept = group.take(pa.array(np.flatnonzero(alive)))
         return out, KernelState(kept.combine_chunks(), scalars)
 
+    def timed(self) -> bool:
+        """Whether firings come from a time policy (a time trigger, a time-sized
+        tumbling window): those fire as the stream's horizon passes them."""
+        policy = self.trigger if self.mode == "sliding" else self.evict
+        return isinstance(policy, Time)
+
+    def contents(self, state: KernelState | None
+                 ) -> tuple[pa.Table | None, KernelState | None]:
+        """A stream's state split into its anchor (a time-sized tumbling window with no
+        tuple waiting keeps the newest tuple for the key's columns, in no window) and
+        the state of the window's contents."""
+        if state is None or not state.scalars.get("anchor"):
+            return None, state
+        return state.rows.slice(0, 1), KernelState(state.rows.slice(1), state.scalars)
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The horizon past the next time firing (the first at or after the clock and
+        the horizon already passed); None without a time policy or before a tuple."""
+        policy = self.trigger if self.mode == "sliding" else self.evict
+        clock = _number(state.scalars.get("clock"))
+        if not isinstance(policy, Time) or clock is None:
+            return None
+        dtype = np.float64 if self.time_kind == "float" else np.int64
+        tau = ks.next_firing(policy, clock, _number(state.scalars.get("due")), dtype)
+        if isinstance(tau, float):
+            return float(np.nextafter(tau, np.inf))
+        return tau + 1
+
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The time firings from the clock on, up to the first at or after the key's
         newest time; a tumbling window's unfired tail with `partial`."""
+        _, state = self.contents(state)
         if state is None or state.rows.num_rows == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
         group = state.rows
@@ -214,10 +279,13 @@ class SplKernel:
 
     def rows(self, group: pa.Table, ticks: npt.NDArray[Any], runs: npt.NDArray[np.int64],
              found: ks.Windows) -> pa.RecordBatch:
-        """The output rows of the emitted firings `found` over `group`."""
+        """The output rows of the emitted firings `found` over `group` (with no tuple,
+        `group` holds one row for the key's columns, and every window is empty)."""
         m = len(found.time)
         if m == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
+        if len(ticks) == 0:
+            return self.empty_windows(group, found.time)
         columns: list[pa.Array] = []
         first_row = pa.array(runs[found.run])
         for key in self.keys:
@@ -245,3 +313,29 @@ class SplKernel:
                                   self.time_scale))
         columns.extend(results)
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def empty_windows(self, anchor: pa.Table, times: npt.NDArray[Any]) -> pa.RecordBatch:
+        """Firings at `times` over no tuple (a stream's time-sized tumbling window after
+        its tuples): the key's columns from `anchor`'s row, no window start or end, the
+        aggregations of an empty window."""
+        m = len(times)
+        zero = np.zeros(m, dtype=np.int64)
+        columns: list[pa.Array] = [anchor.column(key).combine_chunks().take(pa.array(zero))
+                                   for key in self.keys]
+        unknown = np.zeros(m, dtype=bool)
+        nothing = np.zeros(m, dtype=times.dtype)
+        columns.append(from_ticks(nothing, unknown, self.time_kind, self.time_scale))
+        columns.append(from_ticks(nothing, unknown, self.time_kind, self.time_scale))
+        columns.append(from_ticks(times, np.ones(m, dtype=bool), self.time_kind,
+                                  self.time_scale))
+        none = anchor.slice(0, 0)
+        no_ticks = np.zeros(0, dtype=times.dtype)
+        columns.extend(aggregate(job, none, no_ticks, zero, zero, {})
+                       for job in self.aggregates)
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def _number(value: Scalar) -> int | float | None:
+    """A scalar that holds a time in ticks (or nothing)."""
+    assert value is None or isinstance(value, (int, float))
+    return value

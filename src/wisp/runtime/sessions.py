@@ -21,6 +21,16 @@ from .codec import from_ticks, ticks_or_zero, to_ticks, validity
 from .resumable import Horizon, KernelState, pending, resumed
 
 
+def _plus(reach: npt.NDArray[Any], gaps: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """`reach + gaps` (gaps positive), saturating at the int64 range (an open event's
+    reach, the largest int64, stays there) instead of wrapping."""
+    if reach.dtype.kind == "f":
+        added: npt.NDArray[Any] = reach + gaps
+        return added
+    limit = np.iinfo(np.int64).max
+    return np.where(reach > limit - gaps, limit, reach + gaps).astype(reach.dtype)
+
+
 @dataclass(frozen=True)
 class SessionKernel:
     """The executor side of sessions: picklable, no Spark objects.
@@ -56,6 +66,8 @@ class SessionKernel:
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
     chunk_rows: int = CHUNK_ROWS
+    gap_column: str | None = None
+    """A per-row gap (ticks, positive), added to each event's reach; `gap` is then 0."""
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Short key runs several at a time, long runs in pieces of about `chunk_rows`
@@ -158,6 +170,10 @@ class SessionKernel:
             reach = np.where(validity(ends), ticks_or_zero(ends, self.time_kind),
                              sk.forever(ticks))
             reach = np.maximum(reach, ticks).astype(ticks.dtype)
+        if self.gap_column is not None:
+            gaps = group.column(self.gap_column).combine_chunks().to_numpy(
+                zero_copy_only=False).astype(ticks.dtype)
+            reach = _plus(reach, gaps)
         return ticks, reach
 
     def rows(self, group: pa.Table, ticks: npt.NDArray[Any], found: sk.Sessions,

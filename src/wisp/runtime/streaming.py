@@ -11,6 +11,10 @@ the horizon `W + 1` tick (`resumable.Streamable`), which emits every output fina
 that promise; the others wait. The key's one timer is set where its next output can be
 final: the earliest pending row's time, or the kernel's `wake`.
 
+A kernel that takes rows in any order (`takes_disorder`: the pane partials of
+`stream_panes`) gets every new row at once instead: nothing waits in `pending`, and the
+horizon tells it which outputs are final (`absorb`).
+
 Ticks: the watermark is in milliseconds on a microsecond clock. Timestamp and date time
 are microseconds; integer time is read as microseconds by the watermark (one tick, one
 microsecond), so the same arithmetic holds for all of them. A watermark at or below 0
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -162,6 +167,8 @@ class StreamKernel:
         """Feed the pending rows at or below the watermark to the kernel in order, with
         the horizon the watermark promises; keep the rest; set the next timer."""
         pending = state.pending
+        if getattr(self.kernel, "takes_disorder", False):
+            return self.absorb(state, watermark_ms)
         ticks = self.ticks(pending)
         if watermark_ms <= 0:
             return [], state, self.timer(ticks, None)
@@ -175,6 +182,20 @@ class StreamKernel:
         wake = self.kernel.wake(kernel_state)
         return (outputs, StreamState(kernel_state, rest, max(state.fed, int(horizon))),
                 self.timer(self.ticks(rest), wake))
+
+    def absorb(self, state: StreamState, watermark_ms: int
+               ) -> tuple[list[pa.RecordBatch], StreamState, int | None]:
+        """`advance` for a kernel that takes rows in any order (`takes_disorder`): every
+        pending row goes to the kernel at once, with the horizon the watermark promises
+        (none before the first watermark: `-inf`, under which nothing is final)."""
+        horizon: Horizon = watermark_ms * TICKS_PER_MS + 1 if watermark_ms > 0 \
+            else -math.inf
+        out, kernel_state = self.kernel.step(state.kernel, state.pending, horizon)
+        fed = state.fed if watermark_ms <= 0 else max(state.fed, int(horizon))
+        wake = self.kernel.wake(kernel_state)
+        return ([out] if out.num_rows else [],
+                StreamState(kernel_state, state.pending.slice(0, 0), fed),
+                self.timer(np.zeros(0, dtype=np.int64), wake))
 
     def ticks(self, table: pa.Table) -> npt.NDArray[Any]:
         return to_ticks(table.column(self.time).combine_chunks(), self.time_kind)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import zoneinfo
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any, ClassVar, Literal, get_args
 
-from ..errors import bad_value, did_you_mean
+from ..errors import WispInputError, bad_value, did_you_mean
+from . import sizes
 from .limits import MAX_TICKS, check_max_ticks
 from .policies import Count, Delta, Punctuation, Time, check_align
 from .time import (
@@ -329,20 +330,63 @@ class Tumbling(Window):
     """Fixed windows `[align + n*size, align + (n+1)*size)` (half-open), or, when `size`
     is a policy (`Count`, `Time`, `Delta`, `Punctuation`), the policy-driven tumbling
     window. Output: `time` = `window_end` for durations, the trigger's time for policies.
+
+    Calendar sizes (`wisp.spec.sizes`): `"1mo"`, `"3mo"`, `"1y"`, and with `tz` whole
+    local days (`"1d"`): the windows are the local calendar's months, quarters, years or
+    days in `tz` (default UTC), `[first instant of the unit, first instant of the unit
+    after the window)`, half-open, DST-correct (a local day lasts 23, 24 or 25 hours).
+    `align` is then a date naming the unit a window starts at (January 1970 by default:
+    '3mo' windows are calendar quarters). `time` = `window_end`.
     """
 
     size: Any
     align: Any = None
     partial: bool = False
+    tz: str | None = None
 
     def __post_init__(self) -> None:
         check_flag("partial", self.partial)
-        check_align(self.align)
+        if self.tz is not None:
+            check_time_zone(self.tz)
         if isinstance(self.size, (Count, Time, Delta, Punctuation)):
+            if self.tz is not None:
+                raise bad_value("tz", "None for a tumbling window sized by a policy",
+                                self.tz)
+            check_align(self.align)
             return
-        if duration_to_ticks(self.size, "size") <= 0:
+        calendar = sizes.calendar_size(self.size, "size", self.tz)
+        if calendar is not None:
+            sizes.calendar_align(self.align, calendar.unit)
+            return
+        check_align(self.align)
+        if _size_ticks(self.size) <= 0:
             raise bad_value("size", "a positive duration or a policy "
                             "(Count, Time, Delta, Punctuation)", self.size)
+
+    def __repr__(self) -> str:
+        return _repr_with_tz(self)
+
+    @property
+    def calendar(self) -> sizes.CalendarSize | None:
+        """The calendar size, or None for a duration or a policy."""
+        if isinstance(self.size, (Count, Time, Delta, Punctuation)):
+            return None
+        return sizes.calendar_size(self.size, "size", self.tz)
+
+
+def _repr_with_tz(window: Tumbling | Hopping) -> str:
+    """A window's dataclass text, naming `tz` only when given."""
+    parts = [f"{f.name}={getattr(window, f.name)!r}" for f in fields(window)
+             if f.name != "tz" or window.tz is not None]
+    return f"{type(window).__name__}({', '.join(parts)})"
+
+
+def _size_ticks(value: object, param: str = "size") -> int | float | Decimal:
+    """A duration of `Tumbling`/`Hopping`, whose error names calendar sizes too."""
+    try:
+        return duration_to_ticks(value, param)
+    except WispInputError:
+        raise bad_value(param, sizes.SIZE_EXPECTED, value) from None
 
 
 HoppingOutput = Literal["windows", "changes"]
@@ -351,22 +395,51 @@ HoppingOutput = Literal["windows", "changes"]
 @dataclass(frozen=True)
 class Hopping(Window):
     """Windows `[align + n*hop, align + n*hop + size)` (half-open); an event belongs to
-    every window its lifetime overlaps. Output: `time` = `window_end`."""
+    every window its lifetime overlaps. Output: `time` = `window_end`.
+
+    Calendar sizes (`wisp.spec.sizes`): `size` and `hop` both in months (`"3mo"`,
+    `"1mo"`, `"1y"`) or, with `tz`, both in whole local days: the windows span the local
+    units `[align + n*hop, align + n*hop + size)` of `tz` (default UTC), from the first
+    instant of the first unit to the first instant of the unit after the last
+    (half-open, DST-correct). `align` is a date naming a unit a window starts at
+    (January 1970 by default)."""
 
     size: Any
     hop: Any
     align: Any = None
     output: HoppingOutput = "windows"
+    tz: str | None = None
 
     def __post_init__(self) -> None:
-        if duration_to_ticks(self.size, "size") <= 0:
+        if self.tz is not None:
+            check_time_zone(self.tz)
+        if self.output not in get_args(HoppingOutput):
+            raise bad_value("output", "'windows' or 'changes'", self.output)
+        calendar = sizes.calendar_size(self.size, "size", self.tz)
+        if calendar is not None:
+            sizes.hop_size(calendar, self.hop, self.tz)
+            sizes.calendar_align(self.align, calendar.unit)
+            return
+        if sizes.calendar_size(self.hop, "hop", None) is not None:
+            raise bad_value("size", "a calendar size like `hop` (both in months, or both "
+                            "in local days with `tz`)", self.size)
+        if _size_ticks(self.size) <= 0:
             raise bad_value("size", "a positive duration", self.size)
-        if duration_to_ticks(self.hop, "hop") <= 0:
+        if _size_ticks(self.hop, "hop") <= 0:
             raise bad_value("hop", "a positive duration", self.hop)
         check_align(self.align)
         check_same_units(size=self.size, hop=self.hop)
-        if self.output not in get_args(HoppingOutput):
-            raise bad_value("output", "'windows' or 'changes'", self.output)
+
+    def __repr__(self) -> str:
+        return _repr_with_tz(self)
+
+    @property
+    def calendar(self) -> tuple[sizes.CalendarSize, sizes.CalendarSize] | None:
+        """The calendar size and hop, or None for durations."""
+        size = sizes.calendar_size(self.size, "size", self.tz)
+        if size is None:
+            return None
+        return size, sizes.hop_size(size, self.hop, self.tz)
 
 
 @dataclass(frozen=True)
@@ -547,6 +620,16 @@ class Session(Window):
     `first + max_duration`: an event at or after that instant starts a new session, and
     the window is `[first, min(last + gap, first + max_duration))`.
 
+    A per-row gap: `gap` may name a column of the events (a string that is not a
+    duration and does not begin with a digit or a sign) or be a PySpark Column
+    expression over them: each event then keeps its session open until its own reach
+    plus its own gap (the session ends at the largest of them), as `session_window`
+    with a gap column. The gap is an interval for timestamp time (a day-time interval
+    such as `F.make_dt_interval(secs=...)`, or a calendar interval such as
+    `F.make_interval(secs=...)`, added to the event's time by Spark), a number for
+    integer or float time. A row whose gap is null, zero or negative fails the query
+    with a `WispError` naming the gap (Spark drops such rows; wisp loses none).
+
     Output: one row per session; `time` = `window_end` (null: the end of time).
     """
 
@@ -554,9 +637,30 @@ class Session(Window):
     max_duration: Any = None
 
     def __post_init__(self) -> None:
-        if duration_to_ticks(self.gap, "gap") <= 0:
-            raise bad_value("gap", "a positive duration", self.gap)
         if self.max_duration is not None and \
                 duration_to_ticks(self.max_duration, "max_duration") <= 0:
             raise bad_value("max_duration", "a positive duration or None", self.max_duration)
+        if self.gap_kind != "duration":
+            return
+        if duration_to_ticks(self.gap, "gap") <= 0:
+            raise bad_value("gap", "a positive duration", self.gap)
         check_same_units(gap=self.gap, max_duration=self.max_duration)
+
+    @property
+    def gap_kind(self) -> str:
+        """"duration" (one gap for all rows), "column" (a column name) or "expression"
+        (a PySpark Column): how `gap` is given."""
+        value = self.gap
+        if type(value).__name__ == "Column":  # classic or Spark Connect
+            return "expression"
+        if isinstance(value, str) and value.strip() and value.strip()[0] not in "+-0123456789":
+            try:
+                parse_duration_string(value, "gap")
+            except ValueError:
+                return "column"  # a string that begins with a digit is a duration
+        if isinstance(value, (str, _dt.timedelta, int, float, Decimal)) and \
+                not isinstance(value, bool):
+            return "duration"
+        raise bad_value("gap", "a duration such as '250ms', '2s', '1h30m', a "
+                        "datetime.timedelta or a number, or a per-row gap (a column name "
+                        "or a PySpark Column)", value)

@@ -1,0 +1,426 @@
+"""Tumbling and hopping windows over point events on a stream, carried as partial
+aggregates per pane instead of rows.
+
+Windows are `[origin + k*hop, origin + k*hop + size)` (closed at the start, open at the
+end; `time = window_end`), as in batch (`hopping.HoppingKernel`). The timeline is cut
+into panes of width `p = gcd(size, hop)` on the same grid: pane `j` is
+`[origin + j*p, origin + (j+1)*p)`, and every window is the union of `size / p`
+consecutive panes. Per key, the state holds one row per non-empty pane not yet behind
+every emitted window: its row count and, per aggregation, a few numbers (valid count,
+sum, the sum of squared deviations from the pane's mean, the extreme and a NaN count).
+So the state is bounded by the panes of the windows still open, whatever the number of
+rows in them, and each row is read once: when it arrives.
+
+Rows arrive in any order (`takes_disorder`): a stream feeds each micro-batch's rows as
+they come, without holding them until the watermark passes them, since adding a row to
+its pane's partials gives the same pane whatever the order. Told a horizon `H` (every
+later row has time >= H), a step emits every non-empty window that ends at or before
+`H` and was not emitted before, in window order; `wake` is the end of the earliest
+window not emitted that holds a carried pane.
+
+The aggregations this kernel carries (`plan.streaming.PANE_AGGREGATIONS`): `count()`, `count(col)`
+of any column, and `sum`, `mean`, `variance`, `stddev`, `min`, `max` of float columns
+(`min`/`max` of integer columns too). NaN follows Spark as in batch: it propagates
+through sums, means and moments, and is the greatest value for min and max. Float sums
+are added pane by pane (rounded differently from batch's sums over rows, within a few
+units in the last place); the planner leaves every other aggregation to the
+row-carrying kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ..plan.intervals import HoppingWindows
+from .aggregate import AggregateJob
+from .codec import DAY, from_ticks, null_mask, numeric_values, tick_range_message, to_ticks
+from .codec import validity as valid_of
+from .resumable import Horizon, KernelState
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+PANE = "__wisp_pane"
+ROWS = "__wisp_rows"
+DONE = "done"
+"""The scalar holding the index of the first window not emitted (absent: none yet)."""
+
+
+@dataclass(frozen=True)
+class PaneKernel:
+    """Hopping windows (tumbling: `hop = size`) over one key's point events on a stream,
+    from partial aggregates per pane (see the module's docstring)."""
+
+    keys: tuple[str, ...]
+    time: str
+    time_kind: str
+    time_scale: int
+    window: HoppingWindows
+    aggregates: tuple[AggregateJob, ...]
+    schema: pa.Schema
+
+    takes_disorder: ClassVar[bool] = True
+    """A stream may feed rows ahead of its horizon, in any order."""
+
+    # ----------------------------------------------------------------- geometry
+
+    @property
+    def unit(self) -> int:
+        """Date time runs in whole days (one tick = one day), other kinds in ticks."""
+        return DAY if self.time_kind == "date" else 1
+
+    @property
+    def pane(self) -> int:
+        return math.gcd(self.window.size, self.window.hop)
+
+    def window_range(self, panes: IntArray) -> tuple[IntArray, IntArray]:
+        """The first and last window holding each pane: window `k` holds pane `j` when
+        `k*hop <= j*p <= k*hop + size - p` (offsets from `origin`)."""
+        w, p = self.window, self.pane
+        offset = panes * p
+        first = -((w.size - p - offset) // w.hop)  # ceil((offset - size + p) / hop)
+        last = offset // w.hop
+        return first, last
+
+    def final_window(self, horizon: int) -> int:
+        """The last window that ends at or before `horizon` (ticks of this kernel)."""
+        w = self.window
+        return (horizon - w.size - w.origin) // w.hop
+
+    def first_start(self, horizon: Horizon) -> int:
+        """A stream's horizon (ticks of the time column) in this kernel's ticks: the
+        first tick a later event can have."""
+        if isinstance(horizon, float):
+            return math.ceil(horizon / self.unit)
+        return -(-horizon // self.unit)
+
+    # ------------------------------------------------------------------ the steps
+
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """Add `chunk`'s rows to their panes, then emit the windows final under
+        `horizon` (`-inf`: no promise, nothing final; without one, as a batch step over
+        rows in time order: under the newest time seen, since every later row comes at
+        or after it)."""
+        table = self.fold(state, chunk)
+        scalars = {} if state is None else dict(state.scalars)
+        if isinstance(horizon, float) and horizon == -math.inf:  # no promise: none final
+            return self.empty(), KernelState(table, scalars)
+        if horizon is None:
+            if chunk.num_rows == 0:
+                return self.empty(), KernelState(table, scalars)
+            newest = int(self.ticks(chunk).max())
+            before = scalars.get("newest")
+            if isinstance(before, int):
+                newest = max(newest, before)
+            scalars["newest"] = newest
+            limit = newest
+        else:
+            limit = self.first_start(horizon)
+        return self.emit(table, scalars, self.final_window(limit))
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """Every window not emitted yet (end of input)."""
+        if state is None or state.rows.num_rows == 0:
+            return self.empty()
+        _, last = self.window_range(state.rows.column(PANE).to_numpy())
+        out, _ = self.emit(state.rows, dict(state.scalars), int(last.max()))
+        return out
+
+    def run_group(self, group: pa.Table, runs: IntArray | None = None) -> pa.RecordBatch:
+        """The windows of whole key runs (`runs`: where each begins, then the length)."""
+        bounds = [0, group.num_rows] if runs is None else runs.tolist()
+        outs = []
+        for a, b in itertools.pairwise(bounds):
+            out, state = self.step(None, group.slice(a, b - a))
+            outs += [out, self.finish(state)]
+        outs = [o for o in outs if o.num_rows]
+        return pa.concat_batches(outs) if outs else self.empty()
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The end of the earliest window not emitted that holds a carried pane (in
+        ticks of the time column): the least horizon at which a step emits it."""
+        if state.rows.num_rows == 0:
+            return None
+        first, _ = self.window_range(state.rows.column(PANE).to_numpy())
+        done = state.scalars.get(DONE)
+        k = int(first.min()) if not isinstance(done, int) else max(int(first.min()), done)
+        w = self.window
+        return (w.origin + k * w.hop + w.size) * self.unit
+
+    # -------------------------------------------------------------------- panes
+
+    def ticks(self, table: pa.Table) -> IntArray:
+        result: IntArray = to_ticks(table.column(self.time).combine_chunks(),
+                                    self.time_kind) // self.unit
+        return result
+
+    def fold(self, state: KernelState | None, chunk: pa.Table) -> pa.Table:
+        """The state's panes with `chunk`'s rows added."""
+        carried = None if state is None or state.rows.num_rows == 0 else state.rows
+        if chunk.num_rows == 0:
+            return carried if carried is not None else self.pane_schema.empty_table()
+        fresh = self.partials(chunk)
+        return fresh if carried is None else self.merge(carried, fresh)
+
+    @cached_property
+    def pane_schema(self) -> pa.Schema:
+        """The state's columns: the pane, its row count, each aggregation's partials."""
+        fields = [pa.field(PANE, pa.int64()), pa.field(ROWS, pa.int64())]
+        for i, job in enumerate(self.aggregates):
+            fields += [pa.field(name, kind) for name, kind in self.partial_fields(i, job)]
+        return pa.schema(fields)
+
+    def partial_fields(self, i: int, job: AggregateJob) -> list[tuple[str, pa.DataType]]:
+        if job.column is None:
+            return []
+        fields = [(f"n{i}", pa.int64())]
+        if job.fn in ("sum", "mean", "variance", "stddev"):
+            fields += [(f"s{i}", pa.float64())]
+        if job.fn in ("variance", "stddev"):
+            fields += [(f"m{i}", pa.float64())]
+        if job.fn in ("min", "max"):
+            kind = pa.float64() if job.value_class == "float" else pa.int64()
+            fields += [(f"x{i}", kind), (f"nan{i}", pa.int64())]
+        return fields
+
+    def partials(self, chunk: pa.Table) -> pa.Table:
+        """One row per pane of `chunk` (with its key columns): the row count and each
+        aggregation's partials."""
+        w = self.window
+        ticks = self.ticks(chunk)
+        if ticks.min() < np.iinfo(np.int64).min + w.size + w.hop \
+                or ticks.max() > np.iinfo(np.int64).max - w.size - w.hop:
+            raise OverflowError(tick_range_message(self.time))
+        panes = (ticks - w.origin) // self.pane
+        order = np.argsort(panes, kind="stable")
+        panes = panes[order]
+        starts = np.flatnonzero(np.r_[True, panes[1:] != panes[:-1]])
+        counts = np.diff(np.r_[starts, len(panes)])
+        columns: dict[str, Any] = {PANE: panes[starts], ROWS: counts}
+        for i, job in enumerate(self.aggregates):
+            if job.column is None:
+                continue
+            column = chunk.column(job.column).combine_chunks().take(pa.array(order))
+            valid = valid_of(column)
+            columns[f"n{i}"] = np.add.reduceat(valid.astype(np.int64), starts)
+            if job.fn in ("count",):
+                continue
+            values = numeric_values(column, job.value_class)
+            if job.fn in ("min", "max"):
+                columns.update(self.extremes(i, job, values, valid, starts))
+                continue
+            data = np.where(valid, values.astype(np.float64), 0.0)
+            sums = np.add.reduceat(data, starts)
+            columns[f"s{i}"] = sums
+            if job.fn in ("variance", "stddev"):
+                n = columns[f"n{i}"]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    means = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
+                deviation = np.where(valid, data - np.repeat(means, counts), 0.0)
+                columns[f"m{i}"] = np.add.reduceat(deviation * deviation, starts)
+        key_rows = pa.array(order[starts])
+        table = pa.table({name: pa.array(values, self.pane_schema.field(name).type)
+                          for name, values in columns.items()})
+        for key in reversed(self.keys):
+            table = table.add_column(0, key, chunk.column(key).take(key_rows))
+        return table.select([*self.keys, *self.pane_schema.names])
+
+    def extremes(self, i: int, job: AggregateJob, values: npt.NDArray[Any],
+                 valid: npt.NDArray[np.bool_], starts: IntArray) -> dict[str, Any]:
+        """A pane's extreme over its valid non-NaN values and its count of NaN values."""
+        floats = job.value_class == "float"
+        data = values.astype(np.float64 if floats else np.int64)
+        nan = valid & np.isnan(data) if floats else np.zeros(len(data), dtype=bool)
+        number = valid & ~nan
+        if job.fn == "min":
+            ident = np.inf if floats else np.iinfo(np.int64).max
+            extreme = np.minimum.reduceat(np.where(number, data, ident), starts)
+        else:
+            ident = -np.inf if floats else np.iinfo(np.int64).min
+            extreme = np.maximum.reduceat(np.where(number, data, ident), starts)
+        return {f"x{i}": extreme, f"nan{i}": np.add.reduceat(nan.astype(np.int64), starts)}
+
+    def merge(self, carried: pa.Table, fresh: pa.Table) -> pa.Table:
+        """The carried panes and the fresh ones as one row per pane (each pane is once
+        in each, both sorted by pane)."""
+        old = carried.column(PANE).to_numpy()
+        new = fresh.column(PANE).to_numpy()
+        panes = np.union1d(old, new)
+        at_old = np.searchsorted(panes, old)
+        at_new = np.searchsorted(panes, new)
+        keys = pa.concat_tables([carried.select(list(self.keys)),
+                                 fresh.select(list(self.keys))]).slice(0, 1)
+        columns: dict[str, Any] = {PANE: panes}
+
+        def added(name: str, dtype: Any) -> Any:
+            total = np.zeros(len(panes), dtype=dtype)
+            total[at_old] += carried.column(name).to_numpy()
+            total[at_new] += fresh.column(name).to_numpy()
+            return total
+
+        columns[ROWS] = added(ROWS, np.int64)
+        for i, job in enumerate(self.aggregates):
+            if job.column is None:
+                continue
+            n_old = np.zeros(len(panes), dtype=np.int64)
+            n_old[at_old] = carried.column(f"n{i}").to_numpy()
+            n_new = np.zeros(len(panes), dtype=np.int64)
+            n_new[at_new] = fresh.column(f"n{i}").to_numpy()
+            columns[f"n{i}"] = n_old + n_new
+            if job.fn in ("sum", "mean", "variance", "stddev"):
+                s_old = np.zeros(len(panes))
+                s_old[at_old] = carried.column(f"s{i}").to_numpy()
+                s_new = np.zeros(len(panes))
+                s_new[at_new] = fresh.column(f"s{i}").to_numpy()
+                columns[f"s{i}"] = s_old + s_new
+            if job.fn in ("variance", "stddev"):
+                m_old = np.zeros(len(panes))
+                m_old[at_old] = carried.column(f"m{i}").to_numpy()
+                m_new = np.zeros(len(panes))
+                m_new[at_new] = fresh.column(f"m{i}").to_numpy()
+                columns[f"m{i}"] = chan(n_old, s_old, m_old, n_new, s_new, m_new)
+            if job.fn in ("min", "max"):
+                floats = job.value_class == "float"
+                reduce = np.minimum if job.fn == "min" else np.maximum
+                ident: Any
+                if floats:
+                    ident = np.inf if job.fn == "min" else -np.inf
+                else:
+                    info = np.iinfo(np.int64)
+                    ident = info.max if job.fn == "min" else info.min
+                extreme = np.full(len(panes), ident, dtype=np.float64 if floats else np.int64)
+                extreme[at_old] = carried.column(f"x{i}").to_numpy()
+                extreme[at_new] = reduce(extreme[at_new], fresh.column(f"x{i}").to_numpy())
+                columns[f"x{i}"] = extreme
+                columns[f"nan{i}"] = added(f"nan{i}", np.int64)
+        schema = self.pane_schema
+        table = pa.table({name: pa.array(values, schema.field(name).type)
+                          for name, values in columns.items()})
+        first_row = pa.array(np.zeros(len(panes), dtype=np.int64))
+        for key in reversed(self.keys):
+            table = table.add_column(0, key, keys.column(key).take(first_row))
+        return table
+
+    # ------------------------------------------------------------------ windows
+
+    def emit(self, table: pa.Table, scalars: dict[str, Any], last: int
+             ) -> tuple[pa.RecordBatch, KernelState]:
+        """The non-empty windows from the first not emitted up to window `last`, and
+        the state: the panes some later window still holds."""
+        done = scalars.get(DONE)
+        if table.num_rows == 0:
+            return self.empty(), KernelState(table, scalars)
+        panes = table.column(PANE).to_numpy()
+        first, final = self.window_range(panes)
+        low = first if not isinstance(done, int) else np.maximum(first, done)
+        high = np.minimum(final, last)
+        spans = np.maximum(high - low + 1, 0)
+        out = self.empty()
+        if spans.sum():
+            windows = np.unique(np.repeat(low, spans)
+                                + (np.arange(int(spans.sum())) - np.repeat(
+                                    np.cumsum(spans) - spans, spans)))
+            out = self.windows(table, panes, windows)
+        if isinstance(done, int):
+            last = max(last, done - 1)
+        scalars[DONE] = last + 1
+        keep = final >= last + 1
+        return out, KernelState(table.filter(pa.array(keep)), scalars)
+
+    def windows(self, table: pa.Table, panes: IntArray, windows: IntArray
+                ) -> pa.RecordBatch:
+        """The rows of `windows` (indices, sorted, each holding a carried pane)."""
+        w, p = self.window, self.pane
+        lo = np.searchsorted(panes, windows * w.hop // p)
+        hi = np.searchsorted(panes, (windows * w.hop + w.size) // p)
+        spans = hi - lo
+        members = np.repeat(lo, spans) + (np.arange(int(spans.sum()))
+                                          - np.repeat(np.cumsum(spans) - spans, spans))
+        starts = np.cumsum(spans) - spans
+
+        def total(name: str) -> Any:
+            return np.add.reduceat(table.column(name).to_numpy()[members], starts)
+
+        columns: list[pa.Array] = [table.column(key).combine_chunks().slice(0, 1).take(
+            pa.array(np.zeros(len(windows), dtype=np.int64))) for key in self.keys]
+        begin = (w.origin + windows * w.hop) * self.unit
+        end = begin + w.size * self.unit
+        everywhere = np.ones(len(windows), dtype=bool)
+        columns += [from_ticks(begin, everywhere, self.time_kind, self.time_scale),
+                    from_ticks(end, everywhere, self.time_kind, self.time_scale),
+                    from_ticks(end, everywhere, self.time_kind, self.time_scale)]
+        rows = total(ROWS)
+        for i, job in enumerate(self.aggregates):
+            columns.append(self.result(i, job, table, members, starts, rows, total))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def result(self, i: int, job: AggregateJob, table: pa.Table, members: IntArray,
+               starts: IntArray, rows: IntArray, total: Any) -> pa.Array:
+        """Aggregation `i` of each window from its panes' partials."""
+        if job.column is None:
+            return pa.array(rows, pa.int64()).cast(job.output_type)
+        n = total(f"n{i}")
+        if job.fn == "count":
+            return pa.array(n, pa.int64()).cast(job.output_type)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if job.fn == "sum":
+                return pa.array(total(f"s{i}"), pa.float64()).cast(job.output_type)
+            if job.fn == "mean":
+                return self.floats(total(f"s{i}") / np.maximum(n, 1), n > 0, job)
+            if job.fn in ("variance", "stddev"):
+                s = table.column(f"s{i}").to_numpy()[members]
+                m2 = table.column(f"m{i}").to_numpy()[members]
+                count = table.column(f"n{i}").to_numpy()[members]
+                mean = np.repeat(total(f"s{i}") / np.maximum(n, 1), np.diff(
+                    np.r_[starts, len(members)]))
+                own = np.where(count > 0, s / np.maximum(count, 1), 0.0)
+                spread = np.where(count > 0, m2 + count * (own - mean) ** 2, 0.0)
+                var = np.add.reduceat(spread, starts) / np.maximum(n - 1, 1)
+                value = np.sqrt(var) if job.fn == "stddev" else var
+                return self.floats(value, n >= 2, job)
+        extremes = table.column(f"x{i}").to_numpy()[members]
+        reduce = np.minimum if job.fn == "min" else np.maximum
+        extreme = reduce.reduceat(extremes, starts)
+        nans = total(f"nan{i}")
+        if job.value_class == "float":
+            if job.fn == "max":
+                extreme = np.where(nans > 0, np.nan, extreme)
+            else:
+                extreme = np.where(nans == n, np.nan, extreme)
+            return self.floats(extreme, n > 0, job)
+        return pa.array(extreme, pa.int64(), mask=null_mask(n > 0)).cast(job.output_type)
+
+    @staticmethod
+    def floats(values: FloatArray, valid: npt.NDArray[np.bool_], job: AggregateJob
+               ) -> pa.Array:
+        return pa.array(np.where(valid, values, 0.0), pa.float64(),
+                        mask=null_mask(valid)).cast(job.output_type)
+
+    def empty(self) -> pa.RecordBatch:
+        return self.no_rows
+
+    @cached_property
+    def no_rows(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+
+def chan(n_a: IntArray, s_a: FloatArray, m_a: FloatArray, n_b: IntArray, s_b: FloatArray,
+         m_b: FloatArray) -> FloatArray:
+    """The sum of squared deviations of two parts together, from each part's count,
+    sum and own sum of squared deviations."""
+    n = n_a + n_b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = s_b / np.maximum(n_b, 1) - s_a / np.maximum(n_a, 1)
+        cross = np.where((n_a > 0) & (n_b > 0),
+                         delta * delta * n_a * n_b / np.maximum(n, 1), 0.0)
+    result: FloatArray = m_a + m_b + cross
+    return result

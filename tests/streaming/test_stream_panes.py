@@ -1,0 +1,135 @@
+"""Tumbling and hopping windows over point events on a stream from partial aggregates
+per pane (`runtime.stream_panes`), without Spark: random events in random micro-batches
+with disorder, late rows and a restart after every batch (simulator.py). The rows
+emitted equal the independent oracle's windows over the accepted events that end at or
+before the last horizon; late rows are counted exactly; the state holds panes, never
+rows."""
+
+from __future__ import annotations
+
+import itertools
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle_intervals import hopping as hopping_oracle
+from simulator import simulate
+from test_stream_simulated import (
+    INPUT,
+    SECOND,
+    Stream,
+    accepted,
+    check_late,
+    emitted,
+    streams,
+    table,
+)
+
+import wisp as ws
+from wisp.plan.intervals import HoppingWindows
+from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.resumable import KernelState
+from wisp.runtime.stream_panes import PANE, PaneKernel
+from wisp.runtime.streaming import StreamKernel
+
+AGGS = [ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
+        ws.variance("v"), ws.stddev("v")]
+JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
+        AggregateJob("count", "v", "float", pa.int64(), None),
+        AggregateJob("sum", "v", "float", pa.float64(), None),
+        AggregateJob("mean", "v", "float", pa.float64(), None),
+        AggregateJob("min", "v", "float", pa.float64(), None),
+        AggregateJob("max", "v", "float", pa.float64(), None),
+        AggregateJob("variance", "v", "float", pa.float64(), None),
+        AggregateJob("stddev", "v", "float", pa.float64(), None))
+OUTPUT = pa.schema([pa.field("k", pa.string()),
+                    *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",
+                                                        "time")],
+                    *[pa.field(a.output_name, j.output_type)
+                      for a, j in zip(AGGS, JOBS, strict=True)]])
+SCALES = {name: 10.0 for name in ("sum_v", "mean_v")} | {"variance_v": 100.0,
+                                                         "stddev_v": 10.0}
+
+
+def pane_kernel(size: int, hop: int, align: int) -> PaneKernel:
+    window = HoppingWindows(size=size * SECOND // 2, hop=hop * SECOND // 2,
+                            align=align * SECOND // 2)
+    return PaneKernel(("k",), "t", "integer", 0, window, JOBS, OUTPUT)
+
+
+def oracle_rows(rows: list[dict[str, object]], kernel: PaneKernel, horizon: int
+                ) -> list[dict[str, object]]:
+    w = kernel.window
+    return [r for r in hopping_oracle(rows, time="t", end=None, key=["k"], order=None,
+                                      columns=["k", "t", "v"], size=w.size, hop=w.hop,
+                                      align=w.align, output="windows", aggs=AGGS)
+            if r["window_end"] is not None and r["window_end"] <= horizon]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=streams(), size=st.integers(1, 8), hop=st.integers(1, 8),
+       align=st.integers(-3, 3), tumbling=st.booleans())
+def test_pane_windows_on_a_stream_emit_the_oracle_rows(
+        data: Stream, size: int, hop: int, align: int, tumbling: bool) -> None:
+    """Every non-empty window ending at or before the last horizon is emitted once,
+    with the oracle's aggregates over the accepted events; late rows counted."""
+    batches, lateness, emit_late = data
+    kernel = pane_kernel(size, size if tumbling else hop, align)
+    stream = StreamKernel(kernel, INPUT, "t", "integer", ("t", "v"), "spec")
+    result = simulate(stream, batches, "k", lateness, emit_late)
+    check_late(result, batches, lateness, emit_late)
+    assert result.pending == 0  # rows never wait: they are in their panes
+    horizon = result.watermarks[-1] * 1000 + 1
+    got = emitted(result)
+    assert_same_rows(got, oracle_rows(accepted(result), kernel, horizon))
+
+
+def assert_same_rows(got: list[dict[str, object]], want: list[dict[str, object]]) -> None:
+    from oracle import assert_rows_match, sort_output
+    want = [{**r, "sum_v": float(r["sum_v"])} if isinstance(r["sum_v"], int) else r
+            for r in want]
+    assert len(got) == len(want)
+    assert_rows_match(sort_output(got, ["k"]), sort_output(want, ["k"]), rel=1e-9,
+                      scales=SCALES)
+
+
+@settings(max_examples=100, deadline=None)
+@given(events=st.lists(st.tuples(st.sampled_from(["a"]),
+                                 st.integers(-40, 40).map(lambda s: s * SECOND // 2),
+                                 st.one_of(st.none(), st.just(float("nan")),
+                                           st.integers(-40, 40).map(lambda x: x * 0.25))),
+                       min_size=1, max_size=40),
+       cuts=st.lists(st.integers(0, 40), max_size=6), size=st.integers(1, 8),
+       hop=st.integers(1, 8), align=st.integers(-3, 3))
+def test_whole_runs_in_any_order_and_any_pieces_equal_the_oracle(
+        events: list[tuple[str, int, float | None]], cuts: list[int], size: int,
+        hop: int, align: int) -> None:
+    """Rows in any order, in any pieces, with the state through bytes between them, then
+    the end of input: every non-empty window (times before 1970 too), as the oracle."""
+    kernel = pane_kernel(size, hop, align)
+    state: KernelState | None = None
+    outs: list[dict[str, object]] = []
+    bounds = sorted({0, len(events), *[c for c in cuts if c < len(events)]})
+    for a, b in itertools.pairwise(bounds):
+        out, state = kernel.step(state, table(events[a:b]), -float("inf"))
+        outs += out.to_pylist()
+        state = KernelState.from_bytes(state.to_bytes())
+    assert outs == []  # no promise, nothing final
+    outs += kernel.finish(state).to_pylist()
+    rows = [{"k": k, "t": t, "v": v} for k, t, v in events]
+    assert_same_rows(outs, oracle_rows(rows, kernel, 2 ** 62))
+
+
+def test_the_state_is_one_row_per_open_pane() -> None:
+    """A thousand rows in three panes carry three rows; emitted panes leave the state."""
+    kernel = pane_kernel(4, 4, 0)  # tumbling windows of 2 s
+    times = [i * 6 * SECOND // 1000 for i in range(1000)]  # 0 .. 6 s
+    rows = table([("a", t, 1.0) for t in times])
+    out, state = kernel.step(None, rows, -float("inf"))
+    assert out.num_rows == 0
+    assert state.rows.column(PANE).to_pylist() == [0, 1, 2]
+    out, state = kernel.step(state, rows.slice(0, 0), 4 * SECOND)
+    assert [(r["window_start"], r["window_end"], r["count"]) for r in out.to_pylist()] == [
+        (0, 2 * SECOND, 334), (2 * SECOND, 4 * SECOND, 333)]
+    assert state.rows.column(PANE).to_pylist() == [2]
+    assert kernel.wake(state) == 6 * SECOND

@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from wisp.spec.aggregates import Aggregation
+from wisp.spec.time import duration_to_ticks
 from wisp.spec.windows import Range, Rows
 
 Row = dict[str, Any]
@@ -154,8 +155,78 @@ def _max(values: list[Any]) -> Any:
     return max(values)
 
 
+def _quantile(values: list[Any], q: float, method: str) -> float | None:
+    """numpy's quantile methods over `h = (n - 1) * q` of the values sorted in Spark's
+    order (NaN greatest), interpolating as numpy does (from the upper side where the
+    fraction is at least one half)."""
+    if not values:
+        return None
+    ordered = [float(v) for v in sorted(values, key=spark_sort_key)]
+    n = len(ordered)
+    h = (n - 1) * q
+    lower = math.floor(h)
+    if method == "lower":
+        return ordered[lower]
+    if method == "higher":
+        return ordered[math.ceil(h)]
+    if method == "nearest":
+        return ordered[round(h)]  # Python rounds half to even, as numpy's around
+    a, b = ordered[lower], ordered[min(lower + 1, n - 1)]
+    if h == lower:  # a whole index: the value there, whatever its neighbour
+        return a
+    gamma = 0.5 if method == "midpoint" else h - lower
+    if gamma >= 0.5:
+        return b - (b - a) * (1 - gamma)
+    return a + (b - a) * gamma
+
+
+def _extreme_by(agg: Aggregation, window: list[Row]) -> Any:
+    """The `col` value of the first row (window order) whose `by` is strictly beyond
+    every earlier row's (Spark's order: NaN greatest); rows with a null `by` skipped."""
+    assert agg.by is not None and agg.col is not None
+    best: Row | None = None
+    for row in window:
+        if row[agg.by] is None:
+            continue
+        if best is None:
+            best = row
+            continue
+        here, there = spark_sort_key(row[agg.by]), spark_sort_key(best[agg.by])
+        if (here > there) if agg.fn == "max_by" else (here < there):
+            best = row
+    return None if best is None else best[agg.col]
+
+
+def _ewm_mean(agg: Aggregation, present: list[Row], time: str) -> float | None:
+    """sum(w_i x_i) / sum(w_i), w_i = 0.5 ** ((t_now - t_i) / half_life), over the
+    window's non-null rows; every weight scaled by 2 ** ((t_now - t_last) / half_life)
+    (t_last: the last non-null row's time: the same ratio, without underflow)."""
+    if not present:
+        return None
+    half_life = agg.half_life
+    if not isinstance(half_life, (int, float)):
+        half_life = duration_to_ticks(half_life, "half_life")
+    now = present[-1][time]
+    num = den = 0.0
+    for row in present:
+        weight = 0.5 ** ((now - row[time]) / half_life)
+        num += weight * float(row[agg.col])
+        den += weight
+    return num / den
+
+
 def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
-    """One aggregation over one window's rows (in window order)."""
+    """One aggregation over one window's rows (in window order); null where the window
+    holds fewer than `agg.min_count` non-null values of its counted column (rows for
+    `count()`)."""
+    if agg.min_count:
+        counted = agg.by if agg.by is not None else agg.col
+        held = len(window) if counted is None else sum(
+            1 for row in window if row[counted] is not None)
+        if held < agg.min_count:
+            return None
+    if agg.fn in ("max_by", "min_by"):
+        return _extreme_by(agg, window)
     if agg.fn == "count" and agg.col is None:
         return len(window)
     assert agg.col is not None, f"{agg.fn} needs a column"
@@ -185,6 +256,13 @@ def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
     if agg.fn == "udaf":
         assert agg.func is not None
         return agg.func(values, [row[time] for row in present])
+    if agg.fn in ("quantile", "median"):
+        assert agg.q is not None
+        return _quantile(values, agg.q, agg.interpolation)
+    if agg.fn == "count_distinct":
+        return len({spark_sort_key(v) for v in values})
+    if agg.fn == "ewm_mean":
+        return _ewm_mean(agg, present, time)
     raise NotImplementedError(f"the oracle has no aggregation {agg.fn!r}")
 
 

@@ -18,8 +18,10 @@ def test_public_names_are_pinned() -> None:
         "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time", "Trailing",
         "Tumbling", "WispError", "WispInputError", "WispMemoryError", "WispUnsupportedError",
         "asof_join",
-        "clock", "collect", "count", "cron", "daily", "events", "explain", "first",
-        "from_edges", "hourly", "last", "max", "mean", "min", "monthly", "report", "session",
+        "clock", "collect", "count", "count_distinct", "cron", "daily", "events",
+        "ewm_mean", "explain", "first",
+        "from_edges", "hourly", "last", "max", "max_by", "mean", "median", "min", "min_by",
+        "monthly", "quantile", "report", "session",
         "snap_to_hops", "stddev", "stream_report", "sum", "time_weighted_mean", "udaf",
         "variance", "weekly", "wisp_error",
         "yearly"]

@@ -152,7 +152,9 @@ SCHEMA: dict[str, dict[str, tuple[type, ...]]] = {
     "input": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),
               "options": (dict,), "on_malformed": (str,)},
     "output": {"path": (str,), "format": (str,)},
-    "aggregation": {"fn": (str,), "col": (str,), "as": (str,)},
+    "aggregation": {"fn": (str,), "col": (str,), "as": (str,), "q": (int, float),
+                    "interpolation": (str,), "by": (str,), "half_life": (str, int, float),
+                    "min_count": (int,)},
     "join": {"kind": (str,), "right": (dict,), "on": (str,), "by": (str, list),
              "direction": (str,), "tolerance": (str, int, float),
              "allow_exact_matches": (bool,), "suffixes": (list,)},
@@ -341,7 +343,12 @@ def build_window(raw: object, columns: bool = True) -> windows.Window | None:
 # ------------------------------------------------------------------- aggregations
 
 AGG_FNS = ("count", "sum", "mean", "min", "max", "first", "last", "stddev", "variance",
-           "collect", "time_weighted_mean")
+           "collect", "time_weighted_mean", "quantile", "median", "count_distinct", "max_by",
+           "min_by", "ewm_mean")
+CALL_ARGUMENTS = {"quantile": ("q", "interpolation"), "max_by": ("by",), "min_by": ("by",),
+                  "ewm_mean": ("half_life",)}
+"""The arguments after the column a call form takes, in order (`quantile(v, 0.9)`,
+`max_by(v, t)`, `ewm_mean(v, 10s)`)."""
 _CALL = re.compile(r"^\s*([A-Za-z_]+)\s*\(\s*([^()]*?)\s*\)\s*$")
 
 
@@ -350,24 +357,61 @@ def build_aggregation(raw: object, where: str) -> Aggregation:
     if isinstance(raw, str):
         match = _CALL.match(raw)
         fn, col = (match.group(1), match.group(2) or None) if match else (raw.strip(), None)
-        return make_aggregation(fn, col, None, where)
+        return make_aggregation(fn, *_call_arguments(fn, col, where), None, where)
     section = check_section(raw, "aggregation", where)
-    return make_aggregation(section["fn"], section.get("col"), section.get("as"), where)
+    options = {k: v for k, v in section.items() if k not in ("fn", "col", "as")}
+    return make_aggregation(section["fn"], section.get("col"), options, section.get("as"),
+                            where)
 
 
-def make_aggregation(fn: str, col: str | None, alias: str | None, where: str) -> Aggregation:
+def _call_arguments(fn: str, inside: str | None, where: str
+                    ) -> tuple[str | None, dict[str, Any]]:
+    """A call form's column and further arguments (`CALL_ARGUMENTS`); `q` a number."""
+    if inside is None or fn not in CALL_ARGUMENTS:
+        return inside, {}
+    parts = [p.strip() for p in inside.split(",")]
+    names = CALL_ARGUMENTS.get(fn, ())
+    if len(parts) - 1 > len(names):
+        shown = ", ".join(["col", *names])
+        raise qerr(where, f"a call {fn}({shown}) with at most {len(names) + 1} arguments",
+                   inside)
+    options: dict[str, Any] = dict(zip(names, parts[1:], strict=False))
+    if "q" in options:
+        try:
+            options["q"] = float(options["q"])
+        except ValueError:
+            raise qerr(f"{where}.q", "a number in [0, 1]", options["q"]) from None
+    return parts[0] or None, options
+
+
+def make_aggregation(fn: str, col: str | None, options: dict[str, Any] | None,
+                     alias: str | None, where: str) -> Aggregation:
     if fn == "udaf":
         raise qerr(f"{where}.fn", "a built-in aggregation (a udaf needs Python: use the "
                    "Python API)", fn)
     choice(fn, f"{where}.fn", AGG_FNS)
     if fn != "count" and col is None:
         raise qerr(f"{where}.col", f"a column name for {fn}", NOTHING)
+    options = dict(options or {})
+    allowed = (*CALL_ARGUMENTS.get(fn, ()), "min_count")
+    for key in options:
+        if key not in allowed:
+            raise qerr(f"{where}.{key}", f"one of the arguments of {fn} "
+                       f"({', '.join(allowed)})", key)
+    if fn == "quantile" and "q" not in options:
+        raise qerr(f"{where}.q", "given (the probability, a number in [0, 1])", NOTHING)
+    if fn in ("max_by", "min_by") and "by" not in options:
+        raise qerr(f"{where}.by", "given (the column whose extreme row is picked)", NOTHING)
+    if fn == "ewm_mean" and "half_life" not in options:
+        raise qerr(f"{where}.half_life", "given (a duration such as 10s)", NOTHING)
     try:
         make: Callable[..., Aggregation] = getattr(aggregates, fn)
-        agg = make(col) if col is not None or fn != "count" else make()
+        agg = make(col, **options) if col is not None or fn != "count" else make(**options)
         return agg.alias(alias) if alias is not None else agg
     except WispInputError as error:
-        raise QueryError(f"{where}: {error}") from None
+        # the spec names its own parameter; prefix the path to it in the query
+        raise QueryError(re.sub(r"^`([^`]+)`", lambda m: f"`{where}.{m.group(1)}`",
+                                str(error), count=1)) from None
 
 
 # ---------------------------------------------------------------------- the query

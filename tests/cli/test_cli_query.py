@@ -120,10 +120,28 @@ BASE = "events: {time: ts}\naggregations: [count]\n"
     ("events: {key: k}\naggregations: [count]", "`events.time` must be given, found nothing"),
     ("events: {time: ts}\naggregations: [cout]",
      "`aggregations[0].fn` must be one of count, sum, mean, min, max, first, last, stddev, "
-     "variance, collect, time_weighted_mean, found 'cout'; did you mean 'count'?"),
+     "variance, collect, time_weighted_mean, quantile, median, count_distinct, max_by, "
+     "min_by, ewm_mean, found 'cout'; did you mean 'count'?"),
     ("events: {time: ts}\naggregations: [{fn: mean, column: v}]",
-     "`aggregations[0].column` must be a known key of aggregation (known: fn, col, as), "
-     "found 'column'; did you mean 'col'?"),
+     "`aggregations[0].column` must be a known key of aggregation (known: fn, col, as, q, "
+     "interpolation, by, half_life, min_count), found 'column'; did you mean 'col'?"),
+    ("events: {time: ts}\naggregations: [{fn: quantile, col: v}]",
+     "`aggregations[0].q` must be given (the probability, a number in [0, 1]), found "
+     "nothing"),
+    ("events: {time: ts}\naggregations: ['quantile(v, 2)']",
+     "`aggregations[0].q` must be a number in [0, 1], found 2.0"),
+    ("events: {time: ts}\naggregations: ['quantile(v, high)']",
+     "`aggregations[0].q` must be a number in [0, 1], found 'high'"),
+    ("events: {time: ts}\naggregations: [{fn: max_by, col: v}]",
+     "`aggregations[0].by` must be given (the column whose extreme row is picked), found "
+     "nothing"),
+    ("events: {time: ts}\naggregations: [{fn: mean, col: v, by: t}]",
+     "`aggregations[0].by` must be one of the arguments of mean (min_count), found 'by'"),
+    ("events: {time: ts}\naggregations: ['ewm_mean(v)']",
+     "`aggregations[0].half_life` must be given (a duration such as 10s), found nothing"),
+    ("events: {time: ts}\naggregations: ['max_by(v, a, b)']",
+     "`aggregations[0]` must be a call max_by(col, by) with at most 2 arguments, found "
+     "'v, a, b'"),
     ("events: {time: ts}\naggregations: [mean]",
      "`aggregations[0].col` must be a column name for mean, found nothing"),
     ("events: {time: ts}\naggregations: []", "`aggregations` must be a non-empty list, "
@@ -198,3 +216,28 @@ def test_edge_rows_give_interval_events() -> None:
 ])
 def test_edge_rows_need_edge_and_id_only(text: str, message: str) -> None:
     assert error_of(text) == message
+
+
+def test_the_new_aggregations_by_name_call_and_mapping() -> None:
+    text = """
+events: {time: ts}
+aggregations:
+  - median(v)
+  - quantile(v, 0.9)
+  - quantile(v, 0.25, lower)
+  - {fn: quantile, col: v, q: 0.5, interpolation: nearest, as: mid, min_count: 3}
+  - count_distinct(s)
+  - max_by(s, v)
+  - {fn: min_by, col: s, by: v}
+  - ewm_mean(v, 10s)
+  - {fn: ewm_mean, col: v, half_life: 30, as: slow}
+  - {fn: sum, col: v, min_count: 2}
+  - {fn: count, min_count: 1}
+"""
+    query = parse_query(yaml.safe_load(text))
+    assert query.aggregations == (
+        ws.median("v"), ws.quantile("v", 0.9), ws.quantile("v", 0.25, "lower"),
+        ws.quantile("v", 0.5, "nearest", min_count=3).alias("mid"), ws.count_distinct("s"),
+        ws.max_by("s", "v"), ws.min_by("s", "v"), ws.ewm_mean("v", half_life="10s"),
+        ws.ewm_mean("v", half_life=30).alias("slow"), ws.sum("v", min_count=2),
+        ws.count(min_count=1))

@@ -64,7 +64,18 @@ AGGREGATES: dict[str, AggregateJob] = {
     "min_b": job("min", "b", "boolean", pa.bool_()),
     "max_b": job("max", "b", "boolean", pa.bool_()),
     "last_b": job("last", "b", "boolean", pa.bool_()),
+    "max_by_s_v": AggregateJob("max_by", "s", "ordered", pa.string(), None, by="v"),
+    "min_by_i_s": AggregateJob("min_by", "i", "integer", pa.int32(), None, by="s"),
+    "max_by_d_b": AggregateJob("max_by", "d", "decimal", DECIMAL, None, by="b"),
+    "min_by_v_i": AggregateJob("min_by", "v", "float", pa.float64(), None, by="i"),
 }
+EWM: dict[str, AggregateJob] = {
+    "ewm_v": AggregateJob("ewm_mean", "v", "float", pa.float64(), None, half_life=2.0),
+    "ewm_i": AggregateJob("ewm_mean", "i", "integer", pa.float64(), None, half_life=0.5),
+    "ewm_d": AggregateJob("ewm_mean", "d", "decimal", pa.float64(), None, half_life=7.0),
+}
+"""Decayed sums in blocks: a resumed run (its carried sums decayed) and the batch
+kernels agree with the uncut run to rounding."""
 MOMENTS = ("variance_v", "stddev_v", "variance_i", "stddev_d")
 """Welford's update here, merged moments in the batch kernels: equal to rounding."""
 ROUNDED = (*MOMENTS, "mean_d")
@@ -81,11 +92,11 @@ def schema(names: Sequence[str], time_kind: str = "integer") -> pa.Schema:
     return pa.schema([pa.field("k", pa.string()),
                       *[pa.field(f, time_type) for f in ("window_start", "window_end",
                                                          "time")],
-                      *[pa.field(n, AGGREGATES[n].output_type) for n in names]])
+                      *[pa.field(n, {**AGGREGATES, **EWM}[n].output_type) for n in names]])
 
 
 def jobs(names: Sequence[str]) -> tuple[AggregateJob, ...]:
-    return tuple(AGGREGATES[n] for n in names)
+    return tuple({**AGGREGATES, **EWM}[n] for n in names)
 
 
 def kernel(since: bool = False, emit: str = "events", time_kind: str = "integer",
@@ -352,8 +363,8 @@ def test_collect_and_udafs_are_refused(fn: str, shown: str) -> None:
         RunningKernel(("k",), "t", "integer", 0, refused, schema(("count",)))
     assert str(error.value) == (
         "`aggregations` of a running window kept as accumulators must be count, sum, "
-        f"mean, min, max, first, last, variance, stddev, found {shown} (its state would "
-        "hold every value of the window, growing with the key's history)")
+        "mean, min, max, first, last, variance, stddev, max_by, min_by, ewm_mean, found "
+        f"{shown} (its state would hold every value of the window, growing with the key's history)")
 
 
 def test_a_long_sum_that_leaves_64_bits_fails_as_in_batch() -> None:
@@ -430,3 +441,33 @@ def test_values_of_any_type_carry_in_their_own_type() -> None:
         want = canonical([theirs.run_group(table)])
         assert canonical([mine.run_group(table)]) == want
         assert canonical(cut_run(mine, table, [1, 4, 5, 9])) == want
+
+
+def assert_close_rows(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
+    assert len(got) == len(want)
+    for mine, theirs in zip(got, want, strict=True):
+        assert list(mine) == list(theirs)
+        for name, value in mine.items():
+            assert same_value(value, theirs[name], 1e-9 if name in EWM else 0.0, 1.0), (
+                name, mine, theirs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=keyed_input(wide_values, max_rows=60), window=window_st,
+       cuts=st.lists(st.integers(0, 60), max_size=8))
+def test_ewm_mean_resumes_and_agrees_with_the_batch_kernels(
+        data: tuple[pa.Table, np.ndarray[Any, Any]], window: tuple[bool, str],
+        cuts: list[int]) -> None:
+    """ewm_mean as accumulators (its decayed sums, their weight and time carried): the
+    row-carrying kernels' rows, and a key cut anywhere gives the uncut run, to a
+    relative 1e-9 (the decayed sums are cut into blocks at other places)."""
+    table, runs = data
+    since, emit = window
+    kind = time_kind_of(table)
+    names = (*EWM, "count_v")
+    got = canonical([kernel(since, emit, kind, names).run_group(table, runs)])
+    want = canonical([reference(since, emit, kind, names).run_group(table, runs)])
+    assert_close_rows(got, want)
+    one = table.slice(0, int(runs[1]))
+    whole = kernel(since, emit, kind, names)
+    assert_close_rows(canonical(cut_run(whole, one, cuts)), canonical([whole.run_group(one)]))

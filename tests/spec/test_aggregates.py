@@ -94,7 +94,10 @@ def test_traits_table_sanity() -> None:
 
 
 def test_every_factory_has_traits() -> None:
-    specs = [getattr(agg, fn)("v") for fn in BUILTINS] + [agg.count(), agg.udaf(p90, "v")]
+    specs = [getattr(agg, fn)("v") for fn in BUILTINS] + [
+        agg.count(), agg.udaf(p90, "v"), agg.quantile("v", 0.9), agg.median("v"),
+        agg.count_distinct("v"), agg.max_by("v", "w"), agg.min_by("v", "w"),
+        agg.ewm_mean("v", half_life="1s")]
     assert {spec.fn for spec in specs} == set(TRAITS)
     for spec in specs:
         assert spec.traits is TRAITS[spec.fn]

@@ -3,8 +3,10 @@ its compiler (`compiler.compiles`) before `build` looks one up by the plan's cla
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
+from ..plan.aggregations import MIN_COUNT_PREFIX, is_hidden
 from ..plan.nodes import Plan
 from . import (
     arrow,
@@ -19,6 +21,7 @@ from . import (
     sessions,
     streaming,
 )
+from .columns import col
 from .compiler import Query, compiler_for
 
 COMPILER_MODULES = (native, arrow, calendar_windows, intervals, panes, policies, periods,
@@ -29,4 +32,25 @@ COMPILER_MODULES = (native, arrow, calendar_windows, intervals, panes, policies,
 def build(plan: Plan, query: Query) -> DataFrame:
     """The Spark plan of `plan`, bound to `query`'s DataFrames and expressions (lazy:
     nothing runs until an action)."""
-    return compiler_for(plan)(plan, query)
+    return with_min_counts(plan, compiler_for(plan)(plan, query))
+
+
+def with_min_counts(plan: Plan, result: DataFrame) -> DataFrame:
+    """Each aggregation with `min_count` nulled where its hidden count (the non-null
+    values of its column in the window, `plan.aggregations.with_min_counts`) is below
+    it, and the hidden counts dropped: a projection after any strategy, batch or
+    stream."""
+    hidden = [r for r in plan.aggregations if is_hidden(r)]
+    if not hidden:
+        return result
+    limits = {r.name: (r.aggregation.min_count, f"{MIN_COUNT_PREFIX}{i}")
+              for i, r in enumerate(plan.aggregations) if r.aggregation.min_count > 0}
+    shown: list[Column] = []
+    for name in result.columns:
+        if name in limits:
+            least, counter = limits[name]
+            shown.append(F.when(col(counter) >= least, col(name)).alias(name))
+        elif not any(name == r.name for r in hidden):
+            shown.append(col(name))
+    return result.select(*shown)
+

@@ -42,8 +42,8 @@ from .layout import aggregate_jobs, arrow_type, mapped_by_key, output_fields
 
 def value_columns(plan: Plan) -> list[str]:
     keys = set(plan.source.key)
-    return [c for c in dict.fromkeys(r.aggregation.col for r in plan.aggregations
-                                     if r.aggregation.col is not None) if c not in keys]
+    return [c for c in dict.fromkeys(c for r in plan.aggregations
+                                     for c in r.aggregation.columns) if c not in keys]
 
 
 def without_null_times(anchors: Events) -> DataFrame:

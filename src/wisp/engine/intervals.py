@@ -73,7 +73,7 @@ def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
     keys = list(events.key)
     needed = list(dict.fromkeys(
         [*keys, events.time.name, *([events.end] if events.end else []),
-         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
+         *[c for r in plan.aggregations for c in r.aggregation.columns]]))
     if not events.streaming and needs_horizon(  # a stream never writes the shared row
             events, window, any(r.aggregation.lifetimes for r in plan.aggregations)):
         df = with_horizon(df, events)

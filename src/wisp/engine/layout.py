@@ -85,8 +85,7 @@ def _partitioned(df: DataFrame, keys: Sequence[str]) -> DataFrame:
 
 def aggregation_columns(plan: Plan) -> list[str]:
     """The input columns the aggregations read, each once."""
-    return list(dict.fromkeys(r.aggregation.col for r in plan.aggregations
-                              if r.aggregation.col is not None))
+    return list(dict.fromkeys(c for r in plan.aggregations for c in r.aggregation.columns))
 
 
 def bound_fields(events: Events) -> list[T.StructField]:
@@ -126,5 +125,9 @@ def aggregate_jobs(plan: Plan, events: Events) -> tuple[AggregateJob, ...]:
     schema = events.df.schema
     return tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
                               arrow_type(spark_output_type(r, schema)), r.aggregation.func,
-                              r.aggregation.lifetimes, r.name, r.aggregation.returns or "")
+                              r.aggregation.lifetimes, r.name, r.aggregation.returns or "",
+                              by=r.aggregation.by,
+                              q=0.5 if r.aggregation.q is None else r.aggregation.q,
+                              interpolation=r.aggregation.interpolation,
+                              half_life=0.0 if r.half_life is None else float(r.half_life))
                  for r in plan.aggregations)

@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 
 from ..binding import TimeColumn, time_kind
 from ..errors import WispInputError, WispUnsupportedError
+from ..plan.aggregations import NEW_FNS
 from ..plan.source import ROCKSDB, STATE_STORE
 from ..plan.streaming import StreamPlan
 from ..runtime.codec import DAY
@@ -106,7 +107,9 @@ def watermark_micros(time: TimeColumn) -> Column:
 def spec_text(plan: StreamPlan) -> str:
     """What a checkpoint's state must have been made for: everything that shapes it."""
     source = plan.source
-    aggregations = [(r.name, r.aggregation.fn, r.aggregation.col) for r in plan.aggregations]
+    aggregations = [(r.name, r.aggregation.fn, r.aggregation.col) + (
+        (r.aggregation.by, r.aggregation.q, r.aggregation.interpolation, r.half_life)
+        if r.aggregation.fn in NEW_FNS else ()) for r in plan.aggregations]
     return repr((plan.inner.strategy, plan.inner.window, aggregations, source.key,
                  source.time.name, source.time.kind, source.end, plan.tie_break,
                  plan.lateness, source.on_late))

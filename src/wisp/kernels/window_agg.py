@@ -173,6 +173,24 @@ def frame_extreme_by_rank(kind: str, ranks: IntArray, valid: BoolArray, lo: IntA
     return Take(picked.astype(np.int64), extreme.valid)
 
 
+def frame_extreme_by(kind: str, ranks: IntArray, valid: BoolArray, lo: IntArray,
+                     hi: IntArray) -> Take:
+    """`max_by`/`min_by`: the position of each frame's largest/smallest `by` (given as
+    dense ranks, `valid` False for a null `by`), the earliest position among equals. One
+    extreme over the keys `rank * n + tie`, whose low part prefers earlier positions."""
+    n = len(ranks)
+    positions = np.arange(n, dtype=np.int64)
+    if kind == "max_by":
+        keys = ranks.astype(np.int64) * n + (n - 1 - positions)
+        extreme = frame_extreme("max", keys, valid, lo, hi)
+        picked = n - 1 - np.where(extreme.valid, extreme.values, n - 1) % max(n, 1)
+    else:
+        keys = ranks.astype(np.int64) * n + positions
+        extreme = frame_extreme("min", keys, valid, lo, hi)
+        picked = np.where(extreme.valid, extreme.values, 0) % max(n, 1)
+    return Take(picked.astype(np.int64), extreme.valid)
+
+
 def frame_first_last(kind: str, valid: BoolArray, lo: IntArray, hi: IntArray) -> Take:
     """Position of the first / last non-null value of each frame."""
     present = np.nonzero(valid)[0].astype(np.int64)

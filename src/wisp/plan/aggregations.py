@@ -6,18 +6,31 @@ from collections.abc import Sequence
 
 from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..spec.aggregates import Aggregation
+from ..spec.windows import Since
+from .durations import DAY, resolve_duration
 from .nodes import OutputType, ResolvedAggregation
+from .registry import NoWindow
 from .source import ColumnType, Source, value_class
 
 RESERVED = ("window_start", "window_end", "time")
-NUMERIC_FNS = ("sum", "mean", "variance", "stddev", "time_weighted_mean")
+NUMERIC_FNS = ("sum", "mean", "variance", "stddev", "time_weighted_mean", "quantile", "median",
+               "ewm_mean")
+ORDERED_CLASSES = ("integer", "float", "boolean", "decimal", "ordered")
+NEW_FNS = ("quantile", "median", "count_distinct", "max_by", "min_by", "ewm_mean")
+"""The aggregations no Spark aggregate computes exactly and incrementally: every
+strategy that runs Spark's own aggregates routes them to a kernel."""
+MIN_COUNT_PREFIX = "__wisp_min_count_"
+"""The hidden count columns `min_count` reads (`with_min_counts`), dropped from the
+result."""
 
 
 def output_type(agg: Aggregation, input_type: ColumnType | None) -> OutputType:
     """The output type of `agg` over a column of `input_type` (None: no column)."""
     fn = agg.fn
-    if fn == "count":
+    if fn in ("count", "count_distinct"):
         return OutputType("long")
+    if fn in ("quantile", "median", "ewm_mean"):
+        return OutputType("double")
     if fn == "sum":
         if input_type is not None and input_type.family == "decimal":
             return OutputType("decimal", min(38, input_type.precision + 10), input_type.scale)
@@ -54,6 +67,12 @@ def resolve(source: Source, aggregations: Sequence[Aggregation]) -> tuple[
                                 f"(columns: {', '.join(fields)})", agg.col, hint=hint)
             input_type = fields[agg.col]
         kind = value_class(input_type)
+        if agg.by is not None:
+            _check_by(agg, fields)
+        if agg.fn == "count_distinct" and kind not in ORDERED_CLASSES:
+            assert input_type is not None
+            raise bad_value("col", "a column of atomic values for count_distinct()",
+                            f"{input_type.text} column {agg.col!r}")
         if agg.fn in NUMERIC_FNS and kind not in ("integer", "float", "decimal"):
             assert input_type is not None
             raise bad_value("col", f"a numeric column for {agg.fn}()",
@@ -67,9 +86,52 @@ def resolve(source: Source, aggregations: Sequence[Aggregation]) -> tuple[
             raise bad_value("alias", "output names distinct from the key columns, "
                             "window_start, window_end, time and each other", name)
         taken.add(name)
+        half_life = None
+        if agg.fn == "ewm_mean":
+            half_life = resolve_duration(agg.half_life, source.time, "half_life")
+            if not half_life > 0:
+                raise bad_value("half_life", "a duration > 0 such as '10s'", agg.half_life)
+            if source.time.kind == "date":
+                half_life = half_life / DAY  # date time runs in whole days
         resolved.append(ResolvedAggregation(agg, input_type, output_type(agg, input_type),
-                                            kind))
-    return tuple(resolved)
+                                            kind, half_life=half_life))
+    return tuple(resolved) + with_min_counts(source, tuple(resolved))
+
+
+def _check_by(agg: Aggregation, fields: dict[str, ColumnType]) -> None:
+    """max_by/min_by: `by` names an orderable column."""
+    assert agg.by is not None
+    if agg.by not in fields:
+        hint = did_you_mean(agg.by, fields).strip(" ()")
+        raise bad_value("by", f"a column of the DataFrame for {agg.fn}() "
+                        f"(columns: {', '.join(fields)})", agg.by, hint=hint)
+    if value_class(fields[agg.by]) not in ORDERED_CLASSES:
+        raise bad_value("by", f"an orderable column for {agg.fn}()",
+                        f"{fields[agg.by].text} column {agg.by!r}")
+
+
+def with_min_counts(source: Source, resolved: tuple[ResolvedAggregation, ...]
+                    ) -> tuple[ResolvedAggregation, ...]:
+    """One hidden `count(column)` per aggregation with a `min_count` (rows for
+    `count()`), named `MIN_COUNT_PREFIX<i>`: every strategy computes counts, and the
+    engine nulls the aggregation's result where its count is below `min_count`
+    (`engine.build`), then drops the hidden column."""
+    fields = source.types()
+    hidden: list[ResolvedAggregation] = []
+    for i, r in enumerate(resolved):
+        if r.aggregation.min_count <= 0:
+            continue
+        counted = r.aggregation.counted
+        column = None if counted is None else fields[counted]
+        hidden.append(ResolvedAggregation(
+            Aggregation("count", counted, name=f"{MIN_COUNT_PREFIX}{i}"), column,
+            OutputType("long"), value_class(column)))
+    return tuple(hidden)
+
+
+def is_hidden(resolved: ResolvedAggregation) -> bool:
+    """Whether the aggregation is a hidden count of `min_count` (not in the result)."""
+    return resolved.name.startswith(MIN_COUNT_PREFIX)
 
 
 GROUPED_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "ordered", "other"),
@@ -132,3 +194,30 @@ def check_strategy(resolved: tuple[ResolvedAggregation, ...], strategy: str | No
     refuse_lifetimes(resolved, kind)
     if strategy is not None and strategy != name:
         raise bad_value("strategy", f"{name!r} for {kind} windows or None", strategy)
+
+
+def refuse_ewm(window: object, resolved: Sequence[ResolvedAggregation]) -> None:
+    """`ewm_mean` is defined over running windows only: the cumulative one and `Since`
+    periods (a row's window holds every row of its period up to it)."""
+    if isinstance(window, (NoWindow, Since)):
+        return
+    for r in resolved:
+        if r.aggregation.fn == "ewm_mean":
+            raise WispUnsupportedError(
+                f"`aggregations` over {type(window).__name__} windows must be defined "
+                f"there, found ewm_mean ({r.name}), which is defined over the cumulative "
+                "window (ev.agg) and Since periods only")
+
+
+def refuse_min_count_on_changes(window: object,
+                                resolved: Sequence[ResolvedAggregation]) -> None:
+    """`Hopping(output="changes")` coalesces consecutive rows with equal results in its
+    kernel, before `min_count` (applied after any strategy) could null them: refused."""
+    if getattr(window, "output", None) != "changes":
+        return
+    for r in resolved:
+        if r.aggregation.min_count > 0:
+            raise WispUnsupportedError(
+                "`aggregations` over Hopping(output='changes') must not set min_count "
+                f"(its rows coalesce by their results before min_count applies), found "
+                f"{r.name} with min_count={r.aggregation.min_count}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .aggregations import is_hidden
 from .nodes import Plan
 from .source import sort_words
 
@@ -10,7 +11,9 @@ def describe(plan: Plan) -> str:
     """What runs for `plan`, and why, in a few sentences."""
     source = plan.source
     keys = f"per key ({', '.join(source.key)})" if source.key else "over one global stream"
-    aggs = ", ".join(r.name for r in plan.aggregations)
+    aggs = ", ".join(r.name + (f" (null below {r.aggregation.min_count} values)"
+                                if r.aggregation.min_count else "")
+                     for r in plan.aggregations if not is_hidden(r))
     ties = (f"ties in time broken by {', '.join(plan.tie_break)}" if plan.tie_break
             else "ties in time are not broken by any column")
     lines = [f"{plan.window} {keys}, time column {source.time.name!r} ({source.time.kind}); "

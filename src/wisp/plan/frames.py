@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import bad_value
 from ..spec.windows import Range, Rows
-from .aggregations import refuse_interval_events, refuse_lifetimes
+from .aggregations import NEW_FNS, refuse_interval_events, refuse_lifetimes
 from .durations import resolve_bound
 from .nodes import Plan, ResolvedAggregation
 from .registry import NoWindow, rule
@@ -202,13 +202,18 @@ def plan_range(inputs: Inputs, window: Range, resolved: tuple[ResolvedAggregatio
 def plan_cumulative(inputs: Inputs, window: NoWindow,
                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
     _check(inputs.source, resolved, strategy, CUMULATIVE)
-    native_possible = all(r.aggregation.fn != "udaf" for r in resolved)
-    if strategy == "native-running" and not native_possible:
-        raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate", strategy)
-    if strategy == "arrow-frames" or not native_possible:
-        return _frames_plan(inputs.source, window, RunningFrame(), resolved,
-                            "a user-defined aggregate must see the values, so a kernel "
-                            "runs it" if not native_possible else "requested")
+    udaf = any(r.aggregation.fn == "udaf" for r in resolved)
+    kernel_only = [r.name for r in resolved if r.aggregation.fn in NEW_FNS]
+    if strategy == "native-running" and (udaf or kernel_only):
+        raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate" if udaf
+                        else f"'arrow-frames' for {', '.join(kernel_only)} (no exact "
+                        "incremental running form in Spark)", strategy)
+    if strategy == "arrow-frames" or udaf or kernel_only:
+        reason = ("requested" if strategy == "arrow-frames" else
+                  "a user-defined aggregate must see the values, so a kernel runs it"
+                  if udaf else f"{', '.join(kernel_only)} has no exact, incremental "
+                  "running form in Spark's window operator, so the kernel runs it")
+        return _frames_plan(inputs.source, window, RunningFrame(), resolved, reason)
     return RunningPlan(source=inputs.source, window=repr(window), aggregations=resolved,
                        tie_break=tie_break_columns(inputs.source),
                        reason="a running frame is incremental in Spark's own window "

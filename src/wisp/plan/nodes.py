@@ -47,6 +47,8 @@ class ResolvedAggregation:
     input_type: ColumnType | None
     output: OutputType
     value_class: ValueClass
+    half_life: int | float | None = None
+    """ewm_mean: the half-life in ticks of the time column (days for date time)."""
 
     @property
     def name(self) -> str:

@@ -13,7 +13,12 @@ from collections.abc import Sequence
 from ..errors import WispUnsupportedError
 from ..spec.aggregates import Aggregation
 from . import calendar_windows, dynamic, frames, intervals, periods, policies, sessions
-from .aggregations import refuse_interval_events, resolve
+from .aggregations import (
+    refuse_ewm,
+    refuse_interval_events,
+    refuse_min_count_on_changes,
+    resolve,
+)
 from .nodes import Plan
 from .registry import NoWindow, rule_for
 from .source import Inputs
@@ -35,6 +40,8 @@ def plan(inputs: Inputs, window: object | None, aggregations: Sequence[Aggregati
     resolved = resolve(inputs.source, aggregations)
     if isinstance(spec, NoWindow):  # a stream's accumulators too read point events only
         refuse_interval_events(inputs.source, frames.CUMULATIVE)
+    refuse_ewm(spec, resolved)
+    refuse_min_count_on_changes(spec, resolved)
     if inputs.source.lateness is not None:
         calendar_windows.refuse_on_stream(spec)
         sessions.refuse_on_stream(spec)

@@ -50,7 +50,7 @@ PANE_AGGREGATIONS: dict[str, tuple[str, ...]] = {
 }
 """The aggregations a pane carries as partials, by value class ("*": any)."""
 PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
-UNBOUNDED_FNS = ("collect", "udaf")
+UNBOUNDED_FNS = ("collect", "udaf", "quantile", "median", "count_distinct")
 STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session", "Sliding", "Tumbling by policy",
@@ -71,7 +71,8 @@ class AccumulatorsPlan(Plan):
         reset = ("reset after each row whose tick column is true" if self.ticks is not None
                  else "over everything of the key so far")
         return ("a kernel per key keeps one accumulator per aggregation (count, sum, "
-                f"minimum, maximum, first, last, mean and variance moments), {reset}; "
+                "minimum, maximum, first, last, mean and variance moments, the row of "
+                f"max_by/min_by, ewm_mean's decayed sums), {reset}; "
                 "each row's output is the accumulators after it.")
 
 
@@ -151,7 +152,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
             f"`aggregations` must not read every value of a window that never closes "
             f"({name}) on a stream, found {', '.join(unbounded)}: its state would keep "
             "every row of a key for ever; use a bounded window (Rows, Range, Tumbling, "
-            "Session) for collect and udaf")
+            "Session) for collect, udaf, quantile, median and count_distinct")
     inner, state, emits = _inner(inputs, window, resolved, name)
     return StreamPlan(source=source, window=inner.window, aggregations=resolved,
                       tie_break=tie_break_columns(source), reason=(

@@ -12,6 +12,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..errors import WispInputError
+from ..kernels import order_stats
 from ..kernels import window_agg as wa
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
 
@@ -30,6 +31,13 @@ class AggregateJob:
     """The output column (a udaf's name, in its errors)."""
     returns: str = ""
     """A udaf's declared type, as the user wrote it."""
+    by: str | None = None
+    """max_by/min_by: the column whose extreme row is picked."""
+    q: float = 0.5
+    """quantile: the probability (median: 0.5)."""
+    interpolation: str = "linear"
+    half_life: float = 0.0
+    """ewm_mean: the half-life in ticks."""
 
 
 def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
@@ -58,6 +66,22 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
                                       sums=sums.values), column, job)
     if fn == "count":
         return to_arrow(wa.count_valid(valid, lo, hi), column, job)
+    if fn in ("max_by", "min_by"):
+        assert job.by is not None
+        by = group.column(job.by).combine_chunks()
+        return to_arrow(wa.frame_extreme_by(fn, dense_ranks(by), validity(by), lo, hi),
+                        column, job)
+    if fn == "count_distinct":
+        counts = order_stats.frame_count_distinct(dense_ranks(column), valid, lo, hi)
+        return to_arrow(wa.Values(counts, np.ones(len(counts), dtype=bool)), column, job)
+    if fn in ("quantile", "median"):
+        return to_arrow(quantiles(job, column, valid, lo, hi), column, job)
+    if fn == "ewm_mean":  # the planner gives it running frames only
+        values = scaled(numeric_values(column, job.value_class), job, column)
+        result, has = order_stats.frame_ewm_mean(values.astype(np.float64), valid,
+                                                 ticks, lo, hi,
+                                                 job.half_life)
+        return to_arrow(wa.Values(result, has), column, job)
     if fn in ("first", "last"):
         return to_arrow(wa.frame_first_last(fn, valid, lo, hi), column, job)
     if fn == "collect":
@@ -80,6 +104,20 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     if fn in ("variance", "stddev"):
         return to_arrow(wa.frame_moments(fn, values, valid, lo, hi), column, job)
     raise AssertionError(f"no kernel for {fn}")
+
+
+def quantiles(job: AggregateJob, column: pa.Array, valid: npt.NDArray[np.bool_],
+              lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> wa.Values:
+    """`quantile`/`median` of a numeric column (decimals by their unscaled integers)."""
+    values = numeric_values(column, job.value_class)
+    divisor = 1.0
+    if job.value_class == "decimal":
+        divisor = float(10 ** column.type.scale)
+        if values.dtype == object:  # beyond 64 bits: ordered as floats
+            values = values.astype(np.float64)
+    interpolation = "linear" if job.fn == "median" else job.interpolation
+    result, has = order_stats.frame_quantile(values, valid, lo, hi, job.q, interpolation, divisor)
+    return wa.Values(result, has)
 
 
 def udaf_array(job: AggregateJob, results: list[Any]) -> pa.Array:

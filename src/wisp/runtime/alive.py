@@ -12,8 +12,22 @@ import pyarrow as pa
 
 from ..kernels import stabbing as sb
 from ..kernels import window_agg as wa
-from .aggregate import AggregateJob, scaled, to_arrow, udaf_array, udaf_values
+from .aggregate import AggregateJob, aggregate, scaled, to_arrow, udaf_array, udaf_values
 from .codec import dense_ranks, numeric_values, validity
+
+LISTED = ("quantile", "median", "count_distinct", "max_by", "min_by")
+"""Aggregates computed over each position's listed items (`listed`)."""
+
+
+def listed(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any], stab: sb.Stabbing
+           ) -> pa.Array:
+    """One aggregation per position over its alive items listed in arrival order, as
+    frames `[offsets[i], offsets[i + 1])` of the listed rows (`aggregate`): exact for
+    any aggregation, at a cost growing with the windows' sizes (O(total members))."""
+    lists = sb.alive_collect(stab, np.ones(len(ticks), dtype=bool))
+    taken = group.take(pa.array(lists.positions, pa.int64()))
+    offsets = lists.offsets.astype(np.int64)
+    return aggregate(job, taken, ticks[lists.positions], offsets[:-1], offsets[1:])
 
 
 def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
@@ -27,6 +41,8 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     memo = {} if memo is None else memo
     if job.column is None:
         return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
+    if job.fn in LISTED:
+        return listed(job, group, ticks, stab)
     column = group.column(job.column).combine_chunks()
     valid = validity(column)
     fn = job.fn

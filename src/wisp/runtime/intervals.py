@@ -56,7 +56,8 @@ from .codec import (
 )
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
 
-MEMBER_LISTS = ("collect", "udaf", "time_weighted_mean")
+MEMBER_LISTS = ("collect", "udaf", "time_weighted_mean", "quantile", "median",
+                "count_distinct", "max_by", "min_by")
 """Aggregates computed over each window group's listed members (their cost grows with
 the member sets); every other aggregate comes from each event's range of base groups
 (`aggregate_alive`), without listing members."""

@@ -30,9 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import WispUnsupportedError
+from ..kernels import order_stats
 from ..kernels import window_agg as wa
 from ..kernels.runs import one_run, run_index, running_max
-from .aggregate import AggregateJob, to_arrow
+from .aggregate import AggregateJob, scaled, to_arrow
 from .batches import CHUNK_ROWS
 from .codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
 from .periods import HIDDEN_TICK
@@ -42,13 +43,15 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-SUPPORTED = ("count", "sum", "mean", "min", "max", "first", "last", "variance", "stddev")
+SUPPORTED = ("count", "sum", "mean", "min", "max", "first", "last", "variance", "stddev",
+             "max_by", "min_by", "ewm_mean")
 """The aggregations a few accumulators hold."""
 SHORT = 64
 """Segments up to this long are scanned together, position by position (one vector
 operation per position); longer ones one by one (one `np.cumsum` each)."""
 _INT_MIN, _INT_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _CARRY = "__wisp_carry_{}__"
+_CARRY_BY = "__wisp_carry_by_{}__"
 
 
 def refuse(aggregates: tuple[AggregateJob, ...]) -> None:
@@ -188,11 +191,12 @@ class Carry:
             return np.concatenate([np.array([value], dtype=object), leaves.astype(object)])
         return np.concatenate([np.array([value], dtype=leaves.dtype), leaves])
 
-    def column(self, j: int, column: pa.Array) -> pa.Array:
-        """`column` after the carried value (a whole run: `column` itself)."""
+    def column(self, j: int, column: pa.Array, name: str = "") -> pa.Array:
+        """`column` after the carried value (a whole run: `column` itself); `name`: the
+        carried column (default: aggregate `j`'s)."""
         if not self.virtual:
             return column
-        name = _CARRY.format(j)
+        name = name or _CARRY.format(j)
         if self.values is not None and self.values.num_rows and name in \
                 self.values.column_names:
             carried = self.values.column(name).combine_chunks().cast(column.type)
@@ -211,18 +215,29 @@ class Scanned:
     column: pa.Array | None
     final: dict[str, Scalar]
     value: pa.Array | None = None
+    by: pa.Array | None = None
+    """max_by/min_by: the `by` value carried beside `value`."""
 
 
 def scan(job: AggregateJob, j: int, column: pa.Array | None, m: int, segments: Segments,
-         carry: Carry) -> Scanned:
+         carry: Carry, times: npt.NDArray[Any] | None = None,
+         by: pa.Array | None = None) -> Scanned:
     """Aggregation `j` at every position (the carried accumulators, if any, then the
-    `m` rows' values of `column`)."""
+    `m` rows' values of `column`; `times`: each position's time, for ewm_mean; `by`:
+    the rows' `by` column, for max_by/min_by)."""
     if job.column is None:
         counts = int_scan(carry.lead(np.ones(m, np.int64), j, "count", 0), segments)
         return Scanned(wa.Values(counts, np.ones(len(counts), bool)), None,
                        {f"{j}:count": int(counts[-1])})
     assert column is not None
     fn = job.fn
+    if fn in ("max_by", "min_by"):
+        assert by is not None
+        return scan_by(job, j, carry.column(j, column), carry.column(j, by, _CARRY_BY.format(j)),
+                       segments)
+    if fn == "ewm_mean":
+        assert times is not None
+        return scan_ewm(job, j, column, times, segments, carry)
     if fn in ("first", "last") or (fn in ("min", "max")
                                    and job.value_class in ("ordered", "decimal")):
         return scan_take(job, j, carry.column(j, column), segments)
@@ -344,6 +359,56 @@ def scan_take(job: AggregateJob, j: int, column: pa.Array, segments: Segments) -
     return Scanned(wa.Take(positions, has), column, {}, value)
 
 
+def scan_by(job: AggregateJob, j: int, column: pa.Array, by: pa.Array,
+            segments: Segments) -> Scanned:
+    """`max_by`/`min_by`: a running maximum per segment of `score * N + (N - 1 - pos)`
+    (score: `by`'s dense rank, or its reverse for min_by; null `by` never counts), so
+    the best `by` wins and, among equals, the earliest position; positions into
+    `column`, whose first value is the carried one in a step (with `by`'s)."""
+    valid = validity(by)
+    n = len(valid)
+    ranks = dense_ranks(by)
+    top = int(ranks.max(initial=0))
+    score = ranks if job.fn == "max_by" else top - ranks
+    positions = np.arange(n, dtype=np.int64)
+    keys = np.where(valid, score * n + (n - 1 - positions) + 1, 0)
+    lift = run_index(segments.starts) * np.int64((top + 1) * n + 1)
+    best = (np.maximum.accumulate(keys + lift) - lift) if n else keys
+    has = best > 0
+    picked = np.where(has, n - 1 - (best - 1) % max(n, 1), 0).astype(np.int64)
+    last = pa.array([picked[-1]], pa.int64())
+    value = column.take(last) if has[-1] else pa.nulls(1, column.type)
+    carried_by = by.take(last) if has[-1] else pa.nulls(1, by.type)
+    return Scanned(wa.Take(picked, has), column, {}, value, carried_by)
+
+
+def scan_ewm(job: AggregateJob, j: int, column: pa.Array, times: npt.NDArray[Any],
+             segments: Segments, carry: Carry) -> Scanned:
+    """`ewm_mean`: decayed sums of the values and of their weights per segment
+    (`order_stats.decayed_sums`), read at each position's last non-null row; the carried
+    state (sum, weight, and the time they were taken at) leads as position 0 with its
+    weight, so a resumed run continues the uncut one."""
+    valid = validity(column)
+    values = scaled(numeric_values(column, job.value_class), job, column).astype(np.float64)
+    x = carry.lead(np.where(valid, values, 0.0), j, "ewm_sum", 0.0).astype(np.float64)
+    w = carry.lead(valid.astype(np.float64), j, "ewm_weight", 0.0).astype(np.float64)
+    t = times.copy()
+    if carry.virtual:
+        t[0] = carry.scalar(j, "ewm_time", t[0])
+    heads = np.zeros(len(x), dtype=bool)
+    heads[segments.starts[:-1]] = True
+    sums = order_stats.decayed_sums(x, t, heads, job.half_life)
+    weights = order_stats.decayed_sums(w, t, heads, job.half_life)
+    at, has = last_positions(w > 0, segments)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = np.where(has, sums[at] / np.where(has, weights[at], 1.0), 0.0)
+    final: dict[str, Scalar] = {f"{j}:ewm_sum": 0.0, f"{j}:ewm_weight": 0.0}
+    if has[-1]:
+        final = {f"{j}:ewm_sum": float(sums[at[-1]]), f"{j}:ewm_weight": float(weights[at[-1]]),
+                 f"{j}:ewm_time": _scalar(t[at[-1]])}
+    return Scanned(wa.Values(result, has), column, final)
+
+
 @dataclass(frozen=True)
 class RunningKernel:
     """Running aggregates over each key's rows, as accumulators: the cumulative window
@@ -440,6 +505,8 @@ class RunningKernel:
             kept.update(scanned.final)
             if scanned.value is not None:
                 values[_CARRY.format(j)] = scanned.value
+            if scanned.by is not None:
+                values[_CARRY_BY.format(j)] = scanned.by
         rows = pa.table({}) if not values else pa.table(
             {**{k: chunk.column(k).slice(m - 1, 1).combine_chunks() for k in self.keys},
              **values})
@@ -471,7 +538,8 @@ class RunningKernel:
         found: list[Scanned] = []
         for j, job in enumerate(self.aggregates):
             column = None if job.column is None else table.column(job.column).combine_chunks()
-            scanned = scan(job, j, column, m, segments, carry)
+            by = None if job.by is None else table.column(job.by).combine_chunks()
+            scanned = scan(job, j, column, m, segments, carry, times, by)
             found.append(scanned)
             columns.append(to_arrow(_at(scanned.result, anchors), scanned.column, job))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema), found

@@ -63,6 +63,14 @@ CASES = [
     Case("cumulative", lambda ev: ev.agg(ws.count(), ws.mean("v"))),
     Case("session", lambda ev: ev.window(ws.Session("1s", max_duration="20s")).agg(
         ws.count(), ws.mean("v"))),
+    Case("sliding", lambda ev: ev.window(ws.Sliding(ws.Count(100), ws.Time("1s"))).agg(
+        ws.count(), ws.mean("v"))),
+    Case("spl_tumbling", lambda ev: ev.window(ws.Tumbling(ws.Count(1000))).agg(
+        ws.count(), ws.mean("v"))),
+    Case("since_minute", lambda ev: ev.window(ws.Since(ws.cron("* * * * *"))).agg(
+        ws.count(), ws.mean("v"))),
+    Case("trailing", lambda ev: ev.window(ws.Trailing(3, ws.cron("* * * * *"))).agg(
+        ws.count(), ws.mean("v"))),
     Case("clock", lambda ev: ev.window(ws.Dynamic(ws.clock("1s"), start="-2s")).agg(
         ws.count(), ws.mean("v"))),
     Case("dynamic", lambda ev: ev.window(ws.Dynamic(

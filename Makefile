@@ -72,6 +72,7 @@ bench: install java-check
 	$(PY) -m benchmarks.hotkey --output out/hotkey.md
 	$(PY) -m benchmarks.streaming --output out/streaming.md
 	$(PY) -m benchmarks.asof --output out/asof.md
+	$(PY) -m pip install --quiet 'polars>=1'  # the rolling-median comparison alone
 	$(PY) -m benchmarks.aggregations --output out/aggregations.md
 
 bench-quick: install java-check

@@ -11,6 +11,9 @@ as the median of `--runs` noop writes, the engines in turn, in one local[2] sess
 - rolling median at each width: `ws.median("v")` against Spark's `percentile_approx(v,
   0.5)` over the frame (approximate: its rows are not compared) and Spark's exact
   `percentile(v, 0.5)` (compared: the sum of the medians agrees to 1e-9);
+- rolling median also against polars' `rolling_median` over each key (one process on
+  the driver, the data collected to it first; compared: the sums agree), where polars
+  is installed (`make bench` installs it; nothing else uses it);
 - distinct count at w = 1,000: `ws.count_distinct("v")` against the same count as a
   `ws.udaf` (numpy's unique per window: the path before this aggregation existed) and
   Spark's `size(collect_set(v))` over the frame (both compared: equal sums).
@@ -110,12 +113,39 @@ def median_cases(data: Data, w: int, runs: int) -> list[Row]:
     ours = wisp_rows(data, w, ws.median("v").alias("m"))
     approx = spark_rows(data, F.percentile_approx("v", 0.5).over(frame(w)), "m")
     exact = spark_rows(data, F.percentile("v", F.lit(0.5)).over(frame(w)), "m")
-    check = agree(total(ours, "m"), total(exact, "m"))
+    mine = total(ours, "m")
+    check = agree(mine, total(exact, "m"))
     found = timed_in_turn({"wisp": ours, "approx": approx, "exact": exact}, runs)
-    return [Row(f"rolling median, w = {w:,}", "Spark percentile_approx", found["wisp"],
+    rows = [Row(f"rolling median, w = {w:,}", "Spark percentile_approx", found["wisp"],
                 found["approx"], "approximate: not compared"),
             Row(f"rolling median, w = {w:,}", "Spark percentile (exact)", found["wisp"],
                 found["exact"], check)]
+    polars = polars_median(data, w, runs)
+    if polars is not None:
+        seconds, sum_of_medians = polars
+        rows.append(Row(f"rolling median, w = {w:,}", "polars rolling_median (one "
+                        "process, data in memory)", found["wisp"], seconds,
+                        agree(mine, sum_of_medians)))
+    return rows
+
+
+def polars_median(data: Data, w: int, runs: int) -> tuple[float, float] | None:
+    """polars' `rolling_median` over the same frames (the table collected to the driver
+    first, not timed), the median of `runs` runs, and the sum of its medians; None
+    where polars is not installed (`pip install polars`: only this comparison uses it)."""
+    try:
+        import polars as pl  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    table = pl.from_arrow(data.df.select("k", "t", "v").toArrow())
+    assert isinstance(table, pl.DataFrame)
+    times, result = [], table
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = table.sort("k", "t").with_columns(
+            pl.col("v").rolling_median(window_size=w, min_samples=1).over("k").alias("m"))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), float(result["m"].sum())
 
 
 def distinct_cases(data: Data, w: int, runs: int) -> list[Row]:

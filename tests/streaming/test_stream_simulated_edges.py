@@ -31,7 +31,7 @@ from wisp.runtime.streaming import StreamKernel
 EDGES = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),
                    pa.field("v", pa.float64()), pa.field("id", pa.int64()),
                    pa.field("edge", pa.string()), pa.field("e", pa.int64())])
-Edge = tuple[str | None, int, float | None, int, str]
+Edge = tuple[str | None, int, float | None, int | None, str]
 
 values = st.one_of(st.none(), st.just(float("nan")),
                    st.integers(-40, 40).map(lambda x: x * 0.25))
@@ -39,11 +39,12 @@ values = st.one_of(st.none(), st.just(float("nan")),
 
 @st.composite
 def edge_lists(draw: st.DrawFn) -> list[Edge]:
-    """Per (key, id), start edges at rising times, each closed by an end edge at or after
-    it or left open (the next start then leaves it open-ended, as in batch)."""
+    """Per (key, id) (a null id is an id of its own, as Spark groups it), start edges at
+    rising times, each closed by an end edge at or after it or left open (the next start
+    then leaves it open-ended, as in batch)."""
     edges: list[Edge] = []
     for key, ident in draw(st.lists(st.tuples(st.sampled_from(["a", "b", None]),
-                                              st.integers(0, 3)),
+                                              st.one_of(st.none(), st.integers(0, 3))),
                                     min_size=1, max_size=5, unique=True)):
         t = draw(st.integers(1, 20))
         for _ in range(draw(st.integers(1, 4))):

@@ -255,3 +255,25 @@ def test_an_unknown_edge_value_fails_as_in_batch() -> None:
                        "'end', found a null or another value"):
         run(SnapshotWindows(), [bad, table([("a", 5 * SECOND, 1.0, 2, "start")]),
                                 table([])], 1000)
+
+
+def test_a_late_end_edge_is_emitted_late_and_leaves_its_start_open_ended() -> None:
+    """on_late='emit' (Spark's filter off): an end edge below the key's fed horizon is a
+    late row; its start stays open-ended, as in the batch over the accepted edges."""
+    batches = [table([("a", 10 * SECOND, 1.0, 1, "start")]),
+               table([("a", 20 * SECOND, 2.0, 2, "start")]), table([]),
+               table([("a", 15 * SECOND, None, 1, "end"), ("a", 31 * SECOND, 4.0, 3,
+                                                          "start")]), table([])]
+    inner = interval_kernel(("k",), "t", "e", "integer", 0,
+                            HoppingWindows(size=10 * SECOND, hop=10 * SECOND, align=0),
+                            JOBS, OUTPUT)
+    kernel = EdgesKernel(inner, "t", "e", "edge", "id", "integer")
+    stream = StreamKernel(kernel, EDGES, "t", "integer", ("t", "v"), "spec")
+    result = simulate(stream, batches, "k", 1000, emit_late=True)
+    assert result.late == 1
+    late = pa.concat_tables([t for t, _ in result.late_rows]).to_pylist()
+    assert [(r["t"], r["id"], r["edge"]) for r in late] == [(15 * SECOND, 1, "end")]
+    got = sorted((r["window_start"] // SECOND, r["window_end"] // SECOND, r["count"],
+                  r["sum_v"]) for r in emitted(result))
+    # id 1 [10, open), id 2 [20, open); the watermark is 31 s - 1 ms
+    assert got == [(10, 20, 1, 1.0), (20, 30, 2, 3.0)]

@@ -99,6 +99,10 @@ class Events:
         """A stream's lateness in ticks of the time column (None: a batch table)."""
         self.on_late = on_late
         """A stream's late rows: counted ("count") or output ("emit")."""
+        self.edges: tuple[str, str] | None = None
+        """A stream from `wisp.from_edges`: its (edge, id) columns, paired as the rows
+        pass the watermark (`runtime/edges.py`); `end` is then a null column the pairing
+        fills. None otherwise (a batch pairs its edges in the query itself)."""
 
     @property
     def streaming(self) -> bool:
@@ -112,6 +116,8 @@ class Events:
         parts = [f"time={self.time.name!r} ({self.time.kind})"]
         if self.end:
             parts.append(f"end={self.end!r}")
+        if self.edges:
+            parts.append(f"edges from edge={self.edges[0]!r}, id={self.edges[1]!r}")
         if self.key:
             parts.append(f"key={list(self.key)!r}")
         if self.order:

@@ -46,6 +46,7 @@ from .query import Query, load_query
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Observation, SparkSession
 
+    from .binding import LatePolicy
     from .query import Input
 
 _RUNS = itertools.count()
@@ -449,10 +450,6 @@ def stream_input(query: Query, source: str) -> None:
         raise BadInput(f"`input.format` must be parquet with --stream (a stream reads "
                        f"the Parquet files that arrive in --input), found "
                        f"{query.input.format!r}")
-    if query.edge is not None:
-        raise WispUnsupportedError(
-            f"`events.edge` must be left out with --stream (edge rows are paired over "
-            f"the whole input, which a stream never has), found {query.edge!r}")
     if not is_local(source):
         return
     path = local_path(source)
@@ -770,16 +767,22 @@ def stream_result(query: Query, source: str, master: str | None, lateness: str,
     their schema is input.schema, else that of the files there now."""
     from .engine.file_stream import parquet_schema, parquet_stream
     from .events import events as bind_events
+    from .events import from_edges
 
     spark = stream_session(master)
     schema = query.input.schema or parquet_schema(spark, source)
     df = parquet_stream(spark, source, schema, query.input.options)
+    late_policy: LatePolicy = "emit" if on_late == "emit" else "count"
     try:
-        events = bind_events(df, query.time, end=query.end, key=list(query.key),
-                             order=query.order, on_null_time="drop"
-                             if query.on_null_time == "drop" else "error",
-                             lateness=lateness_value(lateness),
-                             on_late="emit" if on_late == "emit" else "count")
+        if query.edge is not None and query.id is not None:  # paired in the operator
+            events = from_edges(df, query.time, edge=query.edge, id=query.id,
+                                key=list(query.key), lateness=lateness_value(lateness),
+                                on_late=late_policy)
+        else:
+            events = bind_events(df, query.time, end=query.end, key=list(query.key),
+                                 order=query.order, on_null_time="drop"
+                                 if query.on_null_time == "drop" else "error",
+                                 lateness=lateness_value(lateness), on_late=late_policy)
     except WispInputError as error:
         text = str(error)
         if text.startswith("`lateness`"):  # the flag's name, as the user wrote it

@@ -33,8 +33,8 @@ from .binding import (
     time_kind,
 )
 from .engine.checks import validate_events
-from .engine.edges import paired_edges
-from .errors import WispUnsupportedError, bad_value
+from .engine.edges import paired_edges, unpaired_edges
+from .errors import bad_value
 from .plot import plot_events
 from .spec.aggregates import Aggregation
 from .spec.windows import Window
@@ -101,7 +101,8 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
 
 
 def from_edges(df: DataFrame, time: str, *, edge: str, id: str,
-               key: str | Sequence[str] | None = None) -> Events:
+               key: str | Sequence[str] | None = None, lateness: Any = None,
+               on_late: LatePolicy = "count") -> Events:
     """Interval events from start/end edge rows.
 
     `edge` is a string column holding "start" or "end"; `id` (with `key`) names the event
@@ -115,18 +116,17 @@ def from_edges(df: DataFrame, time: str, *, edge: str, id: str,
     unknown edge value: the query fails with a `WispError` naming the column and the id,
     as a null time does: no edge is dropped silently.
 
-    Batch DataFrames only: on a stream a start edge's interval stays undecided until its
-    end edge arrives, however late, so no window it may reach could be emitted (pair
-    the edges upstream into an `end` column and use `wisp.events(..., end=...)`).
+    On a streaming DataFrame (`lateness` and `on_late` as in `wisp.events`), edges are
+    paired as they pass the watermark: a start edge whose end edge has not come yet is
+    alive up to the watermark for certain, and its end is set when its end edge passes
+    it; a window is written once the watermark passes its end, with the batch's rows.
+    Tumbling and Hopping by duration (output='windows'), Snapshot and CountByStartTime
+    run there; the rows stay edges (with `edge`, and `end` null until paired) inside the
+    query. A late start edge (dropped or emitted as late) leaves its end edge without a
+    start: the query fails as the batch over the accepted edges would.
     """
     if not isinstance(df, DataFrame):
         raise bad_value("df", "a PySpark DataFrame", type(df).__name__)
-    if df.isStreaming:
-        raise WispUnsupportedError(
-            "`df` must be a batch DataFrame for from_edges, found a streaming DataFrame: "
-            "a start edge's interval stays undecided until its end edge arrives, however "
-            "late, so no window it may reach could be emitted; pair the edges upstream "
-            "into an end column and use wisp.events(stream, time=, end=, lateness=)")
     edge_field = column_field(df, "edge", edge)
     if not isinstance(edge_field.dataType, T.StringType):
         raise bad_value("edge", "a string column holding 'start' or 'end'",
@@ -138,8 +138,14 @@ def from_edges(df: DataFrame, time: str, *, edge: str, id: str,
     if EDGE_END_COLUMN in df.columns:
         raise bad_value("df", f"a DataFrame without a column named {EDGE_END_COLUMN!r} "
                         "(from_edges writes the end time there)", EDGE_END_COLUMN)
-    probe = events(df, time, key=key)  # validates time and key
+    probe = events(df, time, key=key, lateness=lateness, on_late=on_late)  # validates
     if edge in (time, id) or edge in probe.key or id == time:
         raise bad_value("edge", "a column other than `time`, `id` and `key`", edge)
-    out = paired_edges(df, time, edge, id, probe.key)
-    return events(out, time, end=EDGE_END_COLUMN, key=key)
+    if df.isStreaming:
+        out = events(unpaired_edges(df, probe.time.data_type), time, end=EDGE_END_COLUMN,
+                     key=key, lateness=lateness, on_late=on_late)
+        out.edges = (edge, id)
+        return out
+    paired = paired_edges(df, time, edge, id, probe.key)
+    return events(paired, time, end=EDGE_END_COLUMN, key=key, lateness=lateness,
+                  on_late=on_late)

@@ -455,3 +455,52 @@ def test_a_file_that_is_not_parquet_fails_the_stream_naming_it(
             f"files, found {str(d.input / 'notes.parquet')!r}, which is not one (it has "
             "no Parquet footer)")
     assert not d.output.exists() and not d.checkpoint.exists()
+
+
+EDGES_QUERY = """
+events: {time: ts, key: sensor, edge: kind, id: ride}
+window: {kind: Tumbling, size: 10s}
+aggregations: [count, sum(v)]
+"""
+# (sensor, seconds after T0, v, ride, kind), two runs, lateness 5 s: a ride 1 [10, 14),
+# ride 2 [12, 40) (its end in the second run), ride 3 [50, open); b ride 1 [11, open).
+EDGE_RUNS: list[list[tuple[str, int, float | None, int, str]]] = [
+    [("a", 10, 1.0, 1, "start"), ("b", 11, 2.0, 1, "start"), ("a", 12, 3.0, 2, "start"),
+     ("a", 14, None, 1, "end"), ("a", 25, 4.0, 4, "start"), ("a", 26, None, 4, "end")],
+    [("a", 40, None, 2, "end"), ("a", 50, 5.0, 3, "start"), ("b", 60, 1.0, 2, "start")],
+]
+
+
+def test_edge_rows_on_a_stream_equal_the_final_batch_rows(streaming: SparkSession,
+                                                          tmp_path: Path) -> None:
+    """`events.edge` with --stream: the edges are paired as they pass the watermark (a
+    start's end edge may come in a later run); the rows equal the batch's final ones."""
+    (tmp_path / "q.yaml").write_text(EDGES_QUERY)
+    found = Dirs(tmp_path / "q.yaml", tmp_path / "in", tmp_path / "out", tmp_path / "chk")
+    found.input.mkdir()
+    for i, edges in enumerate(EDGE_RUNS):
+        table = pa.table({
+            "ts": pa.array([T0 + dt.timedelta(seconds=e[1]) for e in edges],
+                           pa.timestamp("us", tz="UTC")),
+            "sensor": [e[0] for e in edges], "v": pa.array([e[2] for e in edges],
+                                                           pa.float64()),
+            "ride": [e[3] for e in edges], "kind": [e[4] for e in edges]})
+        path = found.input / f"part-{i:03d}.parquet"
+        pq.write_table(table, path)
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+        result = found.run("--lateness", "5s", "--once")
+        assert result.exit_code == 0, result.output
+    rows = [(k, int(T0.timestamp() + t) * 1_000_000, v, ride, kind)
+            for run in EDGE_RUNS for k, t, v, ride, kind in run]
+    df = streaming.createDataFrame(rows, "sensor string, t long, v double, ride long, "
+                                   "kind string").select(
+        F.timestamp_micros("t").alias("ts"), "sensor", "v", "ride", "kind")
+    batch = ws.from_edges(df, "ts", edge="kind", id="ride", key="sensor").window(
+        ws.Tumbling("10s")).agg(ws.count(), ws.sum("v"))
+    final = batch.where(F.col("window_end") <= F.lit(T0 + dt.timedelta(seconds=55)))
+    want = sorted(tuple(r) for r in final.select("sensor", "window_start", "window_end",
+                                                 "time", "count", "sum_v").collect())
+    # a: 10-20 (rides 1, 2), 20-30 (2, 4), 30-40 (2); b: 10-20 ... 40-50 (ride 1,
+    # open); 50-60 (a's ride 3, b's ride 1) ends after the watermark 55
+    assert len(want) == 7
+    assert out_rows(streaming, found.output) == want

@@ -224,12 +224,22 @@ def test_dynamic_windows_on_a_stream_explain_their_state(stream: DataFrame) -> N
     assert "up to the watermark, for ever (a stream has no last event)" in text
 
 
-def test_edges_on_a_stream_are_refused(stream: DataFrame) -> None:
+def test_edges_on_a_stream_need_a_lateness_and_an_interval_kind(stream: DataFrame) -> None:
+    """from_edges over a stream: the lateness is required as for `events`; only the
+    interval kinds run (the others do not read the end that an end edge sets later)."""
     edges = stream.withColumn("edge", F.lit("start")).withColumn("id", F.col("k"))
-    with pytest.raises(ws.WispUnsupportedError) as caught:
+    with pytest.raises(ws.WispInputError, match="`lateness` must be"):
         ws.from_edges(edges, "ts", edge="edge", id="id", key="k")
+    ev = ws.from_edges(edges, "ts", edge="edge", id="id", key="k", lateness="5s")
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(ws.Range.past("10s")).agg(ws.count())
     assert str(caught.value) == (
-        "`df` must be a batch DataFrame for from_edges, found a streaming DataFrame: a "
-        "start edge's interval stays undecided until its end edge arrives, however late, "
-        "so no window it may reach could be emitted; pair the edges upstream into an end "
-        "column and use wisp.events(stream, time=, end=, lateness=)")
+        "`window` must be one of Tumbling and Hopping by duration (output='windows'), "
+        "Snapshot, CountByStartTime over wisp.from_edges on a stream, found Range: the "
+        "other kinds do not read an interval's end, which the stream knows only once its "
+        "end edge passes the watermark")
+    with pytest.raises(ws.WispUnsupportedError, match=r"found Hopping\(output='changes'\)"):
+        ev.window(ws.Hopping("10s", "5s", output="changes")).agg(ws.count())
+    text = ws.explain(ev.window(ws.Tumbling("10s")).agg(ws.count()))
+    assert "Start and end edges ('edge') are paired per id ('id') in time order" in text
+    assert "and per id whose last edge was a start, that start's time" in text

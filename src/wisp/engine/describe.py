@@ -70,7 +70,7 @@ def describe_events(events: Events) -> Source:
     time = events.time
     return Source(fields, TimeColumn(time.name, time.kind, column_type(time.data_type)),
                   events.end, events.key, events.order, events.on_null_time,
-                  events.lateness, events.on_late)
+                  events.lateness, events.on_late, events.edges)
 
 
 UTC_ZONES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT", "Universal",

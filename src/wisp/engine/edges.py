@@ -1,7 +1,8 @@
 """Interval events from start/end edge rows (`wisp.from_edges`): the pairing query.
 
 The arguments are validated by `wisp.events.from_edges`; this module builds the Spark
-plan that pairs each start edge with the end edge that closes it.
+plan that pairs each start edge with the end edge that closes it (a batch), or the
+edge rows with a null end column that a stream's operator pairs (`runtime/edges.py`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import Window as SparkWindow
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from ..binding import EDGE_END_COLUMN
 
@@ -47,3 +49,9 @@ def paired_edges(df: DataFrame, time: str, edge: str, id: str,
         .when(is_end & ~c(AFTER_START), F.raise_error(orphan))
         .otherwise(is_start))
     return checked.drop(edge, AFTER_START)
+
+
+def unpaired_edges(df: DataFrame, time_type: T.DataType) -> DataFrame:
+    """A stream's edge rows as they are, plus `EDGE_END_COLUMN` (null, of the time's
+    type): its operator pairs them as they pass the watermark (`runtime/edges.py`)."""
+    return df.withColumn(EDGE_END_COLUMN, F.lit(None).cast(time_type))

@@ -23,6 +23,8 @@ from ..plan.source import ROCKSDB, STATE_STORE
 from ..plan.streaming import StreamPlan
 from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
+from ..runtime.edges import EdgesKernel
+from ..runtime.resumable import Streamable
 from ..runtime.streaming import StreamKernel, spec_hash
 from .columns import LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
@@ -112,7 +114,7 @@ def spec_text(plan: StreamPlan) -> str:
         if r.aggregation.fn in NEW_FNS else ()) for r in plan.aggregations]
     return repr((plan.inner.strategy, plan.inner.window, aggregations, source.key,
                  source.time.name, source.time.kind, source.end, plan.tie_break,
-                 plan.lateness, source.on_late))
+                 plan.lateness, source.on_late) + ((source.edges,) if source.edges else ()))
 
 
 @compiles(StreamPlan)
@@ -123,7 +125,8 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     check_state_store(spark)
     keyed: KeyedKernel = kernel_for(plan.inner, query)
     schema = {f.name: f for f in keyed.df.schema.fields}
-    columns = list(dict.fromkeys([*keyed.needed, *keyed.order]))
+    edges = plan.source.edges  # from_edges: the operator pairs the edges
+    columns = list(dict.fromkeys([*keyed.needed, *keyed.order, *(edges or ())]))
     inputs = keyed.inputs or (StreamInput(keyed.df, events.time, plan.lateness),)
     time = inputs[0].time.name
     keys = [crossing(schema[k], False, f"wisp_key{i}") for i, k in enumerate(keyed.keys)]
@@ -147,7 +150,12 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
         df = df.drop(EVENT_TIME)
     group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
     kernel_schema = arrow_schema([schema[c] for c in columns])
-    stream_kernel = StreamKernel(keyed.kernel, kernel_schema, time, inputs[0].time.kind,
+    kernel: Streamable = keyed.kernel
+    if edges is not None:
+        assert events.end is not None
+        kernel = EdgesKernel(kernel, time, events.end, edges[0], edges[1],
+                             inputs[0].time.kind)
+    stream_kernel = StreamKernel(kernel, kernel_schema, time, inputs[0].time.kind,
                                  tuple(keyed.order), spec_hash(spec_text(plan)))
     processor = StreamProcessor(stream_kernel, keys, values, emit_late)
     states = df.groupBy(*group).transformWithStateInPandas(

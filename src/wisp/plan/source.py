@@ -106,6 +106,8 @@ class Source:
     """A stream's lateness in ticks of its time column; None for a batch table."""
     on_late: LatePolicy = "count"
     """A stream's late rows: counted ("count") or output as rows ("emit")."""
+    edges: tuple[str, str] | None = None
+    """A stream of start/end edges (`wisp.from_edges`): its (edge, id) columns."""
 
     @property
     def is_interval(self) -> bool:

@@ -51,6 +51,9 @@ PANE_AGGREGATIONS: dict[str, tuple[str, ...]] = {
 """The aggregations a pane carries as partials, by value class ("*": any)."""
 PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 UNBOUNDED_FNS = ("collect", "udaf", "quantile", "median", "count_distinct")
+EDGE_KINDS = ("Tumbling and Hopping by duration (output='windows')", "Snapshot",
+              "CountByStartTime")
+"""The kinds that run over a stream of start/end edges (`wisp.from_edges`)."""
 STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session", "Sliding", "Tumbling by policy",
@@ -117,12 +120,21 @@ class StreamPlan(Plan):
                     f"store); per key, {self.inner.how()[4:]} State per key: "
                     f"{self.state}. Emitted: {self.emits}. {self.late()} One event-time "
                     "timer per key wakes it when its next window can be final.")
+        edges = ""
+        if self.source.edges is not None:
+            edge, ident = self.source.edges
+            edges = (f"Start and end edges ({edge!r}) are paired per id ({ident!r}) in "
+                     "time order, a start before an end at the same time: each start "
+                     "edge goes in as an open-ended event, and its end edge, when it "
+                     "passes the watermark, sets its end on the event the kernel carries; "
+                     "an end edge without a start fails the query. ")
         return ("Structured Streaming: rows grouped by key into Spark's stateful operator "
                 "(transformWithStateInPandas, event time, RocksDB state store); per key, "
                 "the rows ahead of the watermark wait in the state, and those at or "
                 "below it are sorted by time and tie-break and fed to the resumable "
                 f"kernel of the batch strategy {self.inner.strategy}, told that no later "
-                f"row comes at or below the watermark. State per key: {self.state}. "
+                f"row comes at or below the watermark. {edges}State per key: "
+                f"{self.state}. "
                 f"Emitted: {self.emits}. {self.late()} One event-time timer per key "
                 "wakes it when its next output can be final.")
 
@@ -153,7 +165,14 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
             f"({name}) on a stream, found {', '.join(unbounded)}: its state would keep "
             "every row of a key for ever; use a bounded window (Rows, Range, Tumbling, "
             "Session) for collect, udaf, quantile, median and count_distinct")
+    if source.edges is not None:
+        _check_edge_kind(window, name)
     inner, state, emits = _inner(inputs, window, resolved, name)
+    if source.edges is not None:
+        state += ("; and per id whose last edge was a start, that start's time (an id "
+                  "whose start never gets an end edge stays for ever)")
+        emits += ("; a start edge is an open-ended event until its end edge passes the "
+                  "watermark, which then sets its end")
     return StreamPlan(source=source, window=inner.window, aggregations=resolved,
                       tie_break=tie_break_columns(source), reason=(
                           "the source is a streaming DataFrame: each key's rows go through "
@@ -251,6 +270,19 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
     if isinstance(window, Dynamic):
         return _dynamic(inputs, window, resolved)
     raise _unsupported(name)
+
+
+def _check_edge_kind(window: object, name: str) -> None:
+    """Over a stream of edges only the interval kinds run: their kernels carry the
+    events alive in windows not yet written, where an end edge sets its start's end."""
+    by_duration = isinstance(window, (Tumbling, Hopping)) and not (
+        isinstance(window, Tumbling) and _policy_sized(window))
+    if by_duration or isinstance(window, (Snapshot, CountByStartTime)):
+        return
+    raise WispUnsupportedError(
+        f"`window` must be one of {', '.join(EDGE_KINDS)} over wisp.from_edges on a "
+        f"stream, found {name}: the other kinds do not read an interval's end, which "
+        "the stream knows only once its end edge passes the watermark")
 
 
 def _predicate_ticks(window: object) -> bool:

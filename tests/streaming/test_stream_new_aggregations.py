@@ -12,17 +12,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from test_stream_spark import (
-    FILES,
-    LATE,
-    WATERMARK,
-    Query,
-    assert_same,
-    final_batch_rows,
-    run_stream,
-    seconds,
-    source,
-)
+from test_stream_spark import Query, check_final_rows, source
 
 import wisp as ws
 from wisp.errors import WispUnsupportedError
@@ -44,12 +34,7 @@ KINDS: dict[str, tuple[Query, str]] = {
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_new_aggregations_on_a_stream_equal_the_final_batch_rows(
         streaming: SparkSession, tmp_path: Path, kind: str) -> None:
-    query, closing = KINDS[kind]
-    got, report = run_stream(streaming, tmp_path, query, FILES, False)
-    want = final_batch_rows(streaming, query, lambda r: seconds(r[closing]) <= WATERMARK)
-    assert want, "the batch has final rows to compare"
-    assert_same(got, want)
-    assert report["late"] == len(LATE)
+    check_final_rows(streaming, tmp_path, *KINDS[kind])
 
 
 def test_windows_that_never_close_refuse_order_statistics(streaming: SparkSession,

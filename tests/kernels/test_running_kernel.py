@@ -277,7 +277,7 @@ def test_a_stream_emits_every_row_at_once(
 
 
 def test_long_segments_and_long_keys() -> None:
-    """Segments longer than `SHORT` (scanned one by one) among short ones, in several
+    """Segments longer than `order_stats.SHORT` (scanned one by one) among short ones, in several
     keys at once and cut into pieces: the batch kernels' rows."""
     rng = np.random.default_rng(11)
     sizes = [300, 2, 1, 150, 40]

@@ -231,6 +231,8 @@ def decayed_sums(values: FloatArray, times: npt.NDArray[Any], heads: BoolArray,
 
 
 SHORT = 64
+"""Segments up to this long are scanned together, position by position (one vector
+operation per position); longer ones one by one (one `np.cumsum` each)."""
 
 
 def segmented_cumsum(values: FloatArray, starts: IntArray) -> FloatArray:

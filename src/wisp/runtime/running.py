@@ -46,9 +46,6 @@ BoolArray = npt.NDArray[np.bool_]
 SUPPORTED = ("count", "sum", "mean", "min", "max", "first", "last", "variance", "stddev",
              "max_by", "min_by", "ewm_mean")
 """The aggregations a few accumulators hold."""
-SHORT = 64
-"""Segments up to this long are scanned together, position by position (one vector
-operation per position); longer ones one by one (one `np.cumsum` each)."""
 _INT_MIN, _INT_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _CARRY = "__wisp_carry_{}__"
 _CARRY_BY = "__wisp_carry_by_{}__"
@@ -113,23 +110,9 @@ def float_scan(leaves: FloatArray, segments: Segments) -> FloatArray:
     one sequential `np.cumsum` would): a segment's sums do not depend on the others, so
     cutting a segment and carrying its sum gives the same bits."""
     x = leaves.astype(np.float64)
-    out = np.empty_like(x)
-    heads, lengths = segments.starts[:-1], np.diff(segments.starts)
     with np.errstate(over="ignore", invalid="ignore"):
-        x[heads] += 0.0  # a -0.0 head sums as 0.0 + -0.0, as after a carried 0.0
-        for s in np.nonzero(lengths > SHORT)[0].tolist():
-            begin, stop = int(heads[s]), int(segments.starts[s + 1])
-            out[begin:stop] = np.cumsum(x[begin:stop])
-        short = np.nonzero(lengths <= SHORT)[0]
-        order = short[np.argsort(-lengths[short], kind="stable")]
-        begins, sizes = heads[order], lengths[order]
-        out[begins] = x[begins]
-        longest = int(sizes[0]) if len(sizes) else 0
-        alive = np.searchsorted(-sizes, -np.arange(longest), side="left")
-        for j in range(1, longest):  # the segments longer than j, position j of each
-            at = begins[:alive[j]] + j
-            out[at] = out[at - 1] + x[at]
-    return out
+        x[segments.starts[:-1]] += 0.0  # a -0.0 head sums as 0.0 + -0.0, as after a carried 0.0
+        return order_stats.segmented_cumsum(x, segments.starts)
 
 
 def segment_max(values: npt.NDArray[Any], segments: Segments) -> npt.NDArray[Any]:

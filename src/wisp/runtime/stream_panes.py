@@ -50,6 +50,10 @@ FloatArray = npt.NDArray[np.float64]
 
 PANE = "__wisp_pane"
 ROWS = "__wisp_rows"
+EXTREME_FILL: dict[tuple[str, bool], Any] = {
+    ("min", True): np.inf, ("max", True): -np.inf,
+    ("min", False): np.iinfo(np.int64).max, ("max", False): np.iinfo(np.int64).min}
+"""The value a pane without values contributes to a min or max (by float or not)."""
 DONE = "done"
 """The scalar holding the index of the first window not emitted (absent: none yet)."""
 
@@ -241,12 +245,9 @@ class PaneKernel:
         data = values.astype(np.float64 if floats else np.int64)
         nan = valid & np.isnan(data) if floats else np.zeros(len(data), dtype=bool)
         number = valid & ~nan
-        if job.fn == "min":
-            ident = np.inf if floats else np.iinfo(np.int64).max
-            extreme = np.minimum.reduceat(np.where(number, data, ident), starts)
-        else:
-            ident = -np.inf if floats else np.iinfo(np.int64).min
-            extreme = np.maximum.reduceat(np.where(number, data, ident), starts)
+        reduce = np.minimum if job.fn == "min" else np.maximum
+        fill = EXTREME_FILL[(job.fn, floats)]
+        extreme = reduce.reduceat(np.where(number, data, fill), starts)
         return {f"x{i}": extreme, f"nan{i}": np.add.reduceat(nan.astype(np.int64), starts)}
 
     def merge(self, carried: pa.Table, fresh: pa.Table) -> pa.Table:
@@ -261,47 +262,33 @@ class PaneKernel:
                                  fresh.select(list(self.keys))]).slice(0, 1)
         columns: dict[str, Any] = {PANE: panes}
 
-        def added(name: str, dtype: Any) -> Any:
-            total = np.zeros(len(panes), dtype=dtype)
-            total[at_old] += carried.column(name).to_numpy()
-            total[at_new] += fresh.column(name).to_numpy()
-            return total
+        def placed(table: pa.Table, at: IntArray, name: str, fill: Any = 0) -> Any:
+            """`table`'s column `name` spread over every pane (`fill` where absent)."""
+            values = table.column(name).to_numpy()
+            spread = np.full(len(panes), fill, dtype=values.dtype)
+            spread[at] = values
+            return spread
 
-        columns[ROWS] = added(ROWS, np.int64)
+        def both(name: str, fill: Any = 0) -> tuple[Any, Any]:
+            return placed(carried, at_old, name, fill), placed(fresh, at_new, name, fill)
+
+        columns[ROWS] = sum(both(ROWS))
         for i, job in enumerate(self.aggregates):
             if job.column is None:
                 continue
-            n_old = np.zeros(len(panes), dtype=np.int64)
-            n_old[at_old] = carried.column(f"n{i}").to_numpy()
-            n_new = np.zeros(len(panes), dtype=np.int64)
-            n_new[at_new] = fresh.column(f"n{i}").to_numpy()
+            n_old, n_new = both(f"n{i}")
             columns[f"n{i}"] = n_old + n_new
             if job.fn in ("sum", "mean", "variance", "stddev"):
-                s_old = np.zeros(len(panes))
-                s_old[at_old] = carried.column(f"s{i}").to_numpy()
-                s_new = np.zeros(len(panes))
-                s_new[at_new] = fresh.column(f"s{i}").to_numpy()
+                s_old, s_new = both(f"s{i}", 0.0)
                 columns[f"s{i}"] = s_old + s_new
             if job.fn in ("variance", "stddev"):
-                m_old = np.zeros(len(panes))
-                m_old[at_old] = carried.column(f"m{i}").to_numpy()
-                m_new = np.zeros(len(panes))
-                m_new[at_new] = fresh.column(f"m{i}").to_numpy()
-                columns[f"m{i}"] = chan(n_old, s_old, m_old, n_new, s_new, m_new)
+                columns[f"m{i}"] = chan(n_old, s_old, placed(carried, at_old, f"m{i}", 0.0),
+                                        n_new, s_new, placed(fresh, at_new, f"m{i}", 0.0))
             if job.fn in ("min", "max"):
-                floats = job.value_class == "float"
                 reduce = np.minimum if job.fn == "min" else np.maximum
-                ident: Any
-                if floats:
-                    ident = np.inf if job.fn == "min" else -np.inf
-                else:
-                    info = np.iinfo(np.int64)
-                    ident = info.max if job.fn == "min" else info.min
-                extreme = np.full(len(panes), ident, dtype=np.float64 if floats else np.int64)
-                extreme[at_old] = carried.column(f"x{i}").to_numpy()
-                extreme[at_new] = reduce(extreme[at_new], fresh.column(f"x{i}").to_numpy())
-                columns[f"x{i}"] = extreme
-                columns[f"nan{i}"] = added(f"nan{i}", np.int64)
+                columns[f"x{i}"] = reduce(*both(f"x{i}", EXTREME_FILL[
+                    (job.fn, job.value_class == "float")]))
+                columns[f"nan{i}"] = sum(both(f"nan{i}"))
         schema = self.pane_schema
         table = pa.table({name: pa.array(values, schema.field(name).type)
                           for name, values in columns.items()})
@@ -326,9 +313,7 @@ class PaneKernel:
         spans = np.maximum(high - low + 1, 0)
         out = self.empty()
         if spans.sum():
-            windows = np.unique(np.repeat(low, spans)
-                                + (np.arange(int(spans.sum())) - np.repeat(
-                                    np.cumsum(spans) - spans, spans)))
+            windows = np.unique(counting_up(low, spans))
             out = self.windows(table, panes, windows)
         if isinstance(done, int):
             last = max(last, done - 1)
@@ -343,8 +328,7 @@ class PaneKernel:
         lo = np.searchsorted(panes, windows * w.hop // p)
         hi = np.searchsorted(panes, (windows * w.hop + w.size) // p)
         spans = hi - lo
-        members = np.repeat(lo, spans) + (np.arange(int(spans.sum()))
-                                          - np.repeat(np.cumsum(spans) - spans, spans))
+        members = counting_up(lo, spans)
         starts = np.cumsum(spans) - spans
 
         def total(name: str) -> Any:
@@ -411,6 +395,15 @@ class PaneKernel:
     @cached_property
     def no_rows(self) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+
+def counting_up(first: IntArray, counts: IntArray) -> IntArray:
+    """`first[i], first[i] + 1, ...` (`counts[i]` values) for each `i`, one after the
+    other."""
+    offsets: IntArray = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts,
+                                                                 counts)
+    result: IntArray = np.repeat(first, counts) + offsets
+    return result
 
 
 def chan(n_a: IntArray, s_a: FloatArray, m_a: FloatArray, n_b: IntArray, s_b: FloatArray,

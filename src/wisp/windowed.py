@@ -173,8 +173,9 @@ def stream_report(query: Any) -> dict[str, Any]:
     `on_late="emit"`, the late rows the result emitted), `late_emitted` (the latter
     alone), `rejected_null_time` (rows dropped for a null time under
     on_null_time="drop"), `watermark` (the newest watermark, as Spark reports it, or
-    None), `batches` (micro-batches reported) and `state_keys` (keys holding state
-    now). Spark keeps the last
+    None), `batches` (micro-batches reported) and `state_keys` (the values the
+    operator stores now: one per key holding state; for `Tumbling`/`Hopping` on pane
+    partials, one per bucket of keys, at most 16). Spark keeps the last
     `spark.sql.streaming.numRecentProgressUpdates` reports (100 by default)."""
     return progress_report(list(getattr(query, "recentProgress", None) or []))
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from wisp.runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
 from wisp.runtime.streaming import StreamKernel, StreamState
 
 
@@ -35,6 +36,8 @@ class Simulation:
     accepted: list[pa.Table] = field(default_factory=list)
     watermarks: list[int] = field(default_factory=list)
     pending: int = 0
+    batch_rows: list[int] = field(default_factory=list)
+    """The number of rows emitted in each batch."""
 
 
 def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
@@ -85,6 +88,8 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
                 _keep(states, timers, value, state, new_timer, stream)
                 result.emitted += out
         result.watermarks.append(current)
+        result.batch_rows.append(sum(b.num_rows for b in result.emitted)
+                                 - sum(result.batch_rows))
         previous = current
         if inputs is not None:
             current = max(current, min(newest_of[value] - delay // 1000
@@ -108,3 +113,71 @@ def _keep(states: dict[Any, tuple[Any, ...]], timers: dict[Any, int], value: Any
         timers.pop(value, None)
     else:
         timers[value] = timer
+
+
+@dataclass
+class BucketSimulation:
+    """The rows emitted and the late rows of each micro-batch, and the late count."""
+
+    emitted: list[list[dict[str, Any]]] = field(default_factory=list)
+    late_rows: list[list[dict[str, Any]]] = field(default_factory=list)
+    late: int = 0
+    pending: int = 0
+
+
+def simulate_buckets(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
+                     lateness_micros: int, emit_late: bool, bucket_of: Any
+                     ) -> BucketSimulation:
+    """`simulate` for an operator grouped by bucket (`bucket_of(key value)`): each bucket
+    with rows runs its data handler, then each bucket whose timer is at or below the
+    watermark its timer handler; each bucket's state through its bytes between
+    batches. Each batch's rows (emitted and late) are kept per batch."""
+    states: dict[int, bytes] = {}
+    timers: dict[int, int] = {}
+    current = previous = 0
+    newest_ms: int | None = None
+    result = BucketSimulation()
+
+    def load(bucket: int) -> BucketState | None:
+        blob = states.get(bucket)
+        return None if blob is None else buckets.from_bytes(blob)
+
+    def keep(bucket: int, step: BucketStep, out: list[dict[str, Any]]) -> None:
+        states[bucket] = buckets.to_bytes(step.state)
+        if step.timer is None:
+            timers.pop(bucket, None)
+        else:
+            timers[bucket] = step.timer
+        out += [r for b in step.outputs for r in b.to_pylist()]
+
+    for batch in batches:
+        ticks = buckets.stream.ticks(batch)
+        if batch.num_rows:
+            batch_max = int(ticks.max()) // 1000
+            newest_ms = batch_max if newest_ms is None else max(newest_ms, batch_max)
+        if not emit_late:
+            on_time = ticks > previous * 1000 if previous > 0 else ticks == ticks
+            result.late += int((~on_time).sum())
+            batch = batch.filter(pa.array(on_time))
+        out: list[dict[str, Any]] = []
+        late: list[dict[str, Any]] = []
+        labels = [bucket_of(v) for v in batch.column(key).to_pylist()]
+        for bucket in dict.fromkeys(labels):
+            rows = batch.filter(pa.array([b == bucket for b in labels]))
+            step = buckets.on_rows(load(bucket), rows, current, emit_late)
+            for rows_late, _reason in step.late:
+                result.late += rows_late.num_rows
+                late += rows_late.to_pylist()
+            keep(bucket, step, out)
+        for bucket, timer in sorted(timers.items()):
+            if timer <= current:
+                del timers[bucket]
+                keep(bucket, buckets.on_timer(load(bucket), current), out)
+        result.emitted.append(out)
+        result.late_rows.append(late)
+        previous = current
+        if newest_ms is not None:
+            current = max(current, newest_ms - lateness_micros // 1000)
+    result.pending = sum(buckets.pending_rows(buckets.from_bytes(b))
+                         for b in states.values())
+    return result

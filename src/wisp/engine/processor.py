@@ -25,6 +25,7 @@ from pyspark.sql.streaming.stateful_processor import (
 )
 
 from ..runtime.crossing import Crossing, decode, key_column, key_values
+from ..runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
 from ..runtime.streaming import StreamKernel, StreamState, batch_bytes, batches_of
 
 PAYLOAD = "payload"
@@ -75,10 +76,7 @@ class StreamProcessor(StatefulProcessor):
                 raise RuntimeError(f"wisp: {late.num_rows} late rows reached the stream "
                                    "operator past Spark's watermark filter")
             assert state is not None
-            late = late.append_column(REASON_COLUMN, pa.array(
-                [self.stream.late_reason(state)] * late.num_rows, pa.string()))
-            yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in late.to_batches()],
-                                LATE: True})
+            yield late_payloads([(late, self.stream.late_reason(state))])
         outputs, state, timer = self.stream.on_rows(
             state, table, timerValues.getCurrentWatermarkInMs())
         yield from self.save(outputs, state, timer, previous)
@@ -110,6 +108,75 @@ class StreamProcessor(StatefulProcessor):
                 self.handle.registerTimer(timer)
         if outputs:
             yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in outputs], LATE: False})
+
+    def close(self) -> None:
+        pass
+
+
+def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
+    """Late rows with the reason each is late, as payloads flagged late."""
+    blobs = [batch_bytes(b) for rows, reason in late
+             for b in rows.append_column(REASON_COLUMN, pa.array(
+                 [reason] * rows.num_rows, pa.string())).to_batches()]
+    return pd.DataFrame({PAYLOAD: blobs, LATE: True})
+
+
+BUCKET_STATE_NAME = "wisp_bucket"
+BUCKET_STATE_SCHEMA = T.StructType([T.StructField("keys", T.BinaryType()),
+                                    T.StructField("timer", T.LongType())])
+"""A bucket's stored value: its keys' states (`KeyBuckets.to_bytes`: the format and
+the query's spec hash inside) and the bucket's timer (ms, or null)."""
+
+
+class BucketProcessor(StatefulProcessor):
+    """Spark's operator grouped by key bucket (`runtime.stream_buckets`): feeds each
+    bucket's rows (key columns included) and its timer to `KeyBuckets`; one value and
+    one event-time timer per bucket."""
+
+    def __init__(self, buckets: KeyBuckets, columns: Sequence[Crossing],
+                 emit_late: bool) -> None:
+        self.buckets = buckets
+        self.columns = tuple(columns)
+        self.emit_late = emit_late
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.state = handle.getValueState(BUCKET_STATE_NAME, BUCKET_STATE_SCHEMA)
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any],
+                        timerValues: TimerValues) -> Iterator[pd.DataFrame]:
+        table = decode(list(rows), self.columns)
+        stored, previous = self.load()
+        step = self.buckets.on_rows(stored, table, timerValues.getCurrentWatermarkInMs(),
+                                    self.emit_late)
+        if step.late:
+            yield late_payloads(step.late)
+        yield from self.save(step, previous)
+
+    def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
+                           expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
+        stored, _fired = self.load()  # a timer that fired is gone
+        yield from self.save(self.buckets.on_timer(
+            stored, timerValues.getCurrentWatermarkInMs()), None)
+
+    def load(self) -> tuple[BucketState | None, int | None]:
+        row = self.state.get()
+        if row is None:
+            return None, None
+        blob, timer = row
+        return self.buckets.from_bytes(bytes(blob)), None if timer is None else int(timer)
+
+    def save(self, step: BucketStep, previous: int | None) -> Iterator[pd.DataFrame]:
+        """Store the bucket with its new timer, moving its one timer if it changed."""
+        self.state.update((self.buckets.to_bytes(step.state), step.timer))
+        if step.timer != previous:
+            if previous is not None:
+                self.handle.deleteTimer(previous)
+            if step.timer is not None:
+                self.handle.registerTimer(step.timer)
+        if step.outputs:
+            yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in step.outputs],
+                                LATE: False})
 
     def close(self) -> None:
         pass

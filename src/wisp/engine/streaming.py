@@ -25,6 +25,8 @@ from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.edges import EdgesKernel
 from ..runtime.resumable import Streamable
+from ..runtime.stream_buckets import BUCKETS, KeyBuckets
+from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import StreamKernel, spec_hash
 from .columns import LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
@@ -34,6 +36,7 @@ from .processor import (
     LATE_REASON,
     LATE_ROW,
     OPERATOR_SCHEMA,
+    BucketProcessor,
     LateRows,
     PayloadRows,
     StreamProcessor,
@@ -43,6 +46,8 @@ EVENT_TIME = "__wisp_event_time"
 """The hidden timestamp column the watermark is on (a user's own watermark on the time
 column, with the same delay, stays upstream of it)."""
 NO_KEY = "__wisp_all"
+BUCKET = "wisp_bucket"
+"""The group of a query whose keys share stored values (`runtime.stream_buckets`)."""
 
 
 def check_state_store(spark: SparkSession) -> None:
@@ -85,6 +90,14 @@ def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
     zero = F.lit(False) if isinstance(data_type, T.BooleanType) else F.lit(0).cast(data_type)
     return [F.coalesce(value, zero).alias(c.label),
             value.isNull().alias(c.label + NULL_SUFFIX)]
+
+
+def bucket_of(keys: list[Crossing]) -> Column:
+    """The key's bucket: a hash of its wire columns. Spark's hash gives every NaN one
+    value and `-0.0` the value of `0.0`, as its grouping does, so a key keeps its bucket
+    (`KeyBuckets` groups the keys inside a bucket the same way)."""
+    wires = [col(w) for c in keys for w in c.wire]
+    return F.pmod(F.xxhash64(*wires), F.lit(BUCKETS)).cast("int").alias(BUCKET)
 
 
 LONG_RANGE = float(2 ** 62)
@@ -149,6 +162,10 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     if emit_late:  # the watermark stays the query's; without its column, no late filter
         df = df.drop(EVENT_TIME)
     group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
+    bucketed = bool(keys) and isinstance(keyed.kernel, PaneKernel)
+    if bucketed:  # a handful of numbers per key: keys share stored values
+        df = df.select("*", bucket_of(keys))
+        group = [col(BUCKET)]
     kernel_schema = arrow_schema([schema[c] for c in columns])
     kernel: Streamable = keyed.kernel
     if edges is not None:
@@ -157,7 +174,12 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
                              inputs[0].time.kind)
     stream_kernel = StreamKernel(kernel, kernel_schema, time, inputs[0].time.kind,
                                  tuple(keyed.order), spec_hash(spec_text(plan)))
-    processor = StreamProcessor(stream_kernel, keys, values, emit_late)
+    processor: BucketProcessor | StreamProcessor = StreamProcessor(
+        stream_kernel, keys, values, emit_late)
+    if bucketed:
+        key_schema = arrow_schema([schema[k] for k in keyed.keys])
+        processor = BucketProcessor(KeyBuckets(stream_kernel, key_schema), keys + values,
+                                    emit_late)
     states = df.groupBy(*group).transformWithStateInPandas(
         processor, OPERATOR_SCHEMA, "Append", "EventTime")
     if not emit_late:

@@ -85,6 +85,11 @@ def carried_by_panes(fn: str, value_class: str) -> bool:
     return "*" in classes or value_class in classes
 
 
+KEY_BUCKETS = 16
+"""Keyed pane queries group their keys into this many buckets, one stored value each
+(`runtime/stream_buckets.py`); part of the state's layout, so a constant."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class PanesPlan(Plan):
     """`stream-panes`: tumbling and hopping windows over point events on a stream, from
@@ -114,12 +119,20 @@ class StreamPlan(Plan):
     strategy = STREAM_STRATEGY
 
     def how(self) -> str:
+        if isinstance(self.inner, PanesPlan) and self.source.key:
+            return ("Structured Streaming: rows grouped by a hash of the key into "
+                    f"{KEY_BUCKETS} buckets, in Spark's stateful operator "
+                    "(transformWithStateInPandas, event time, RocksDB state store); one "
+                    "stored value per bucket holds the state of each of its keys; per key, "
+                    f"{self.inner.how()[4:]} State per key: {self.state}. Emitted: "
+                    f"{self.emits}. {self.late()} One event-time timer per bucket, at its "
+                    "keys' earliest, wakes the keys whose next window can be final.")
         if isinstance(self.inner, PanesPlan):
-            return ("Structured Streaming: rows grouped by key into Spark's stateful "
+            return ("Structured Streaming: every row in one group of Spark's stateful "
                     "operator (transformWithStateInPandas, event time, RocksDB state "
-                    f"store); per key, {self.inner.how()[4:]} State per key: "
-                    f"{self.state}. Emitted: {self.emits}. {self.late()} One event-time "
-                    "timer per key wakes it when its next window can be final.")
+                    f"store); {self.inner.how()} State: {self.state}. Emitted: "
+                    f"{self.emits}. {self.late()} One event-time timer wakes it when its "
+                    "next window can be final.")
         edges = ""
         if self.source.edges is not None:
             edge, ident = self.source.edges

@@ -1,0 +1,117 @@
+"""Many keys in one stored value (`runtime.stream_buckets`), without Spark: the operator
+grouped by bucket writes, batch by batch, exactly the rows (and late rows) the
+operator grouped by key writes, through a restart after every batch; keys that Spark
+groups together (every NaN, `-0.0` and `0.0`) share one state."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from simulator import simulate, simulate_buckets
+from test_stream_panes import pane_kernel
+from test_stream_simulated import INPUT, SECOND, Stream, frames, streams
+
+from wisp.errors import WispInputError
+from wisp.plan.frames import RangeFrame
+from wisp.runtime.stream_buckets import BucketState, KeyBuckets
+from wisp.runtime.stream_panes import PaneKernel
+from wisp.runtime.streaming import StreamKernel
+
+KEY_SCHEMA = pa.schema([INPUT.field("k")])
+
+
+def shown(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows as sorted text (NaN equals NaN there)."""
+    return sorted(repr(sorted(r.items())) for r in rows)
+
+
+def bucket_map(spread: list[int]) -> Any:
+    labels = dict(zip(["a", "b", None], spread, strict=True))
+    return lambda value: labels[value]
+
+
+def check_same_as_per_key(stream: StreamKernel, data: Stream, spread: list[int]) -> None:
+    batches, lateness, emit_late = data
+    by_key = simulate(stream, batches, "k", lateness, emit_late)
+    buckets = KeyBuckets(stream, KEY_SCHEMA)
+    by_bucket = simulate_buckets(buckets, batches, "k", lateness, emit_late,
+                                 bucket_map(spread))
+    assert [len(rows) for rows in by_bucket.emitted] == by_key.batch_rows
+    assert shown([r for rows in by_bucket.emitted for r in rows]) == shown(
+        [r for b in by_key.emitted for r in b.to_pylist()])
+    assert by_bucket.late == by_key.late
+    assert shown([r for rows in by_bucket.late_rows for r in rows]) == shown(
+        [r for t, _ in by_key.late_rows for r in t.to_pylist()])
+    assert by_bucket.pending == by_key.pending
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=streams(), size=st.integers(1, 8), hop=st.integers(1, 8),
+       spread=st.lists(st.integers(0, 2), min_size=3, max_size=3))
+def test_pane_windows_by_bucket_are_the_per_key_rows(
+        data: Stream, size: int, hop: int, spread: list[int]) -> None:
+    stream = StreamKernel(pane_kernel(size, hop, 0), INPUT, "t", "integer", ("t", "v"),
+                          "spec")
+    check_same_as_per_key(stream, data, spread)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=streams(), start=st.integers(-8, 0), end=st.integers(0, 4),
+       spread=st.lists(st.integers(0, 2), min_size=3, max_size=3))
+def test_rows_waiting_for_the_watermark_by_bucket_are_the_per_key_rows(
+        data: Stream, start: int, end: int, spread: list[int]) -> None:
+    """A kernel fed in time order: rows wait in each key's state within the bucket's."""
+    stream = frames(RangeFrame(start * SECOND // 2, end * SECOND // 2, "both"))
+    check_same_as_per_key(stream, data, spread)
+
+
+def float_keys(keys: list[float | None], times: list[int]) -> pa.Table:
+    return pa.table({"k": pa.array(keys, pa.float64()), "t": pa.array(times, pa.int64()),
+                     "v": pa.array([1.0] * len(keys), pa.float64())})
+
+
+def test_every_nan_is_one_key_and_minus_zero_is_zero() -> None:
+    """NaNs of different bits share one key, `-0.0` and `0.0` another, null a third;
+    the windows carry the key as Spark groups it (NaN, 0.0)."""
+    schema = pa.schema([pa.field("k", pa.float64()), INPUT.field("t"), INPUT.field("v")])
+    kernel = pane_kernel(4, 4, 0)
+    output = kernel.schema.set(0, pa.field("k", pa.float64()))
+    kernel = PaneKernel(("k",), "t", "integer", 0, kernel.window, kernel.aggregates, output)
+    stream = StreamKernel(kernel, schema, "t", "integer", ("t", "v"), "s")
+    buckets = KeyBuckets(stream, pa.schema([schema.field("k")]))
+    other_nan = float(np.frombuffer(np.array([0x7FF8000000000001], np.int64).tobytes())[0])
+    rows = float_keys([math.nan, other_nan, -0.0, 0.0, None, 0.0],
+                      [SECOND // 2, SECOND, SECOND // 2, SECOND, SECOND, SECOND // 4])
+    step = buckets.on_rows(None, rows, 0, emit_late=False)
+    assert len(step.state.entries) == 3
+    state = buckets.from_bytes(buckets.to_bytes(step.state))
+    more = float_keys([other_nan, -0.0], [SECOND // 2, SECOND // 2])
+    step = buckets.on_rows(state, more, 0, emit_late=False)  # found in the stored keys
+    assert len(step.state.entries) == 3
+    state = buckets.from_bytes(buckets.to_bytes(step.state))
+    step = buckets.on_timer(state, 10_000)
+    found = sorted((repr(r["k"]), r["count"]) for b in step.outputs for r in b.to_pylist())
+    assert found == [("0.0", 4), ("None", 1), ("nan", 3)]
+    assert step.timer is None
+
+
+def test_state_of_another_query_is_refused() -> None:
+    stream = frames(RangeFrame(-SECOND, 0, "both"))
+    buckets = KeyBuckets(stream, KEY_SCHEMA)
+    step = buckets.on_rows(None, pa.table({"k": ["a"], "t": [SECOND], "v": [1.0]}), 0,
+                           emit_late=False)
+    blob = buckets.to_bytes(step.state)
+    other = KeyBuckets(StreamKernel(stream.kernel, INPUT, "t", "integer", ("t", "v"),
+                                    "another"), KEY_SCHEMA)
+    with pytest.raises(WispInputError, match=r"`checkpointLocation` must belong to this "
+                                             r"query.*its spec 'spec', this query's "
+                                             r"'another'"):
+        other.from_bytes(blob)
+    assert buckets.from_bytes(blob).entries.keys() == {("a",)}
+    assert BucketState().timer() is None

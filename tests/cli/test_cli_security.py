@@ -427,7 +427,7 @@ def silent_server() -> Iterator[int]:
 def test_a_connect_master_that_speaks_no_grpc_fails_within_the_bound(
         events_and_query: tuple[str, str], tmp_path: Path, silent_server: int,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("wisp.cli.CONNECT_SECONDS", 1.0)
+    monkeypatch.setattr("wisp.cli_support.CONNECT_SECONDS", 1.0)
     events, query = events_and_query
     master = f"sc://127.0.0.1:{silent_server}"
     started = time.perf_counter()

@@ -16,7 +16,8 @@ session, with the same watermark: the ratio is wisp's time over Spark's. The cas
 grouped by key, event time) with a processor that reads its rows and does nothing else:
 the least any query on that operator costs. "State rows"
 is the stateful operator's `numRowsTotal` after the last batch (one value per key for
-wisp) and "state MiB" its `memoryUsedBytes`; a soak is flat when these stop growing.
+wisp; one per bucket of keys, at most 16, for `Tumbling`/`Hopping` on pane partials) and
+"state MiB" its `memoryUsedBytes`; a soak is flat when these stop growing.
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def frame(rows: list[tuple[Any, ...]], columns: list[str]) -> pd.DataFrame:
     return data
 
 
-@settings(max_examples=60)
+@settings(max_examples=20)
 @given(data=st.data(), kind=st.sampled_from(KINDS),
        by=st.sampled_from([[], ["a"], ["a", "b"]]), direction=st.sampled_from(DIRECTIONS),
        exact=st.booleans(), tolerance=st.sampled_from([None, 0, 1, 3]),

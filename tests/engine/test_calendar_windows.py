@@ -94,7 +94,7 @@ def expected(rows: list[dict[str, Any]], interval: bool, kind: str, tz: str, siz
 STRATEGIES = [None, "panes", "arrow-intervals"]
 
 
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(case=calendar_case(days=False), size=st.sampled_from(sorted(MONTHS)),
        interval=st.booleans(), strategy=st.sampled_from(STRATEGIES),
        align=st.sampled_from([None, dt.date(1969, 11, 1)]))
@@ -111,7 +111,7 @@ def test_month_tumbling_matches_oracle(spark: SparkSession,
                                        MONTHS[size], 0 if align is None else -2, aggs))
 
 
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(case=calendar_case(days=True), size=st.sampled_from(sorted(DAYS)),
        interval=st.booleans(), strategy=st.sampled_from(STRATEGIES))
 def test_local_day_tumbling_matches_oracle(spark: SparkSession,
@@ -126,7 +126,7 @@ def test_local_day_tumbling_matches_oracle(spark: SparkSession,
                                        0, aggs))
 
 
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(case=calendar_case(days=False), size=st.sampled_from(sorted(MONTHS)),
        hop=st.sampled_from(["1mo", "2mo", "3mo"]), interval=st.booleans(),
        strategy=st.sampled_from([None, "arrow-intervals"]))

@@ -89,7 +89,7 @@ def options(draw_key: int, use_order: bool) -> dict[str, Any]:
     return {"key": key, "order": "seq" if use_order else None}
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(rows=event_rows(), start=st.integers(-4, 4), end=st.integers(-4, 4),
        closed=st.sampled_from(["both", "left", "right", "neither"]), partial=st.booleans(),
        key_choice=st.integers(0, 2), use_order=st.booleans())
@@ -110,7 +110,7 @@ def test_rows_window_matches_oracle(spark: SparkSession, rows: list[dict[str, An
     check(actual, expected)
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(rows=event_rows(), start=st.integers(-12, 12), end=st.integers(-12, 12),
        closed=st.sampled_from(["both", "left", "right", "neither"]),
        key_choice=st.integers(0, 2), use_order=st.booleans())

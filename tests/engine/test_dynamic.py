@@ -124,7 +124,7 @@ OBSOLETE: dict[str, tuple[Any, Any]] = {
 }
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(data=st.data(), base=st.sampled_from(BASES), start=st.sampled_from(sorted(BOUNDS)),
        end=st.sampled_from(sorted(BOUNDS)), obsolete=st.sampled_from(sorted(OBSOLETE)),
        closed=st.sampled_from(["both", "left", "right", "neither"]), keyed=st.booleans(),

@@ -166,7 +166,7 @@ BEFORE = {"hourly": 8 * HOUR, "cron": 8 * DAY, "daily": 6 * DAY, "weekly": 40 * 
           "monthly": 150 * DAY, "yearly": 6 * 366 * DAY}
 
 
-@settings(max_examples=20)
+@settings(max_examples=12)
 @given(data=st.data(), calendar=st.sampled_from(CALENDARS), key=st.sampled_from(KEYS[:2]),
        emit=st.sampled_from([None, "ticks", "events", "both"]))
 def test_since_calendar_matches_oracle(spark: SparkSession, data: st.DataObject,
@@ -198,7 +198,7 @@ ORDER_FREE: list[Aggregation] = [
 ]
 
 
-@settings(max_examples=20)
+@settings(max_examples=12)
 @given(data=st.data(), calendar=st.sampled_from(FIXED), key=st.sampled_from(KEYS))
 def test_since_fixed_periods_by_groupby_match_oracle(
         spark: SparkSession, data: st.DataObject,

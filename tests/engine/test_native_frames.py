@@ -46,7 +46,7 @@ def to_frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
     return df.select("k", F.timestamp_micros("t").alias("ts"), "v", "i", "seq")
 
 
-@settings(max_examples=20)
+@settings(max_examples=12)
 @given(rows=event_rows(), before=st.integers(0, 5), after=st.integers(0, 3),
        partial=st.booleans(), use_order=st.booleans())
 def test_native_frames_match_oracle(spark: SparkSession, rows: list[dict[str, Any]],

@@ -135,7 +135,7 @@ def run_both(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: li
     return collect(actual, key), sort_output(expected, key)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(rows=event_rows(), kind=st.sampled_from(KINDS),
        key=st.sampled_from([[], ["k"], ["k", "s"]]), use_order=st.booleans())
 def test_new_aggregations_match_the_oracles(spark: SparkSession, rows: list[dict[str, Any]],
@@ -328,7 +328,7 @@ def run_listed(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: 
     return collect(actual, key), sort_output(expected, key)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(rows=event_rows(), ends=st.lists(st.one_of(st.none(), st.integers(0, 8)),
                                         min_size=24, max_size=24),
        kind=st.sampled_from(["sliding_delta", "snapshot", "count_by_start", "hopping"]),

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 import wisp as ws
 from wisp.spec.aggregates import Aggregation
@@ -38,6 +39,18 @@ def rows(df: DataFrame) -> list[tuple[object, ...]]:
     return sorted(tuple(r) for r in df.collect())
 
 
+def unmatched_rows(got: DataFrame, want: DataFrame) -> list[tuple[object, ...]]:
+    """The rows (at most ten, with how many more `got` holds than `want`) whose counts
+    differ between the two results: none when they hold the same rows, duplicates
+    counted. Compared in Spark: since-daily from 1600 to 2999 gives over a million rows,
+    which would take far longer to collect than to compare."""
+    side = "__wisp_test_side"
+    tagged = got.withColumn(side, F.lit(1)).unionByName(want.withColumn(side, F.lit(-1)))
+    differing = (tagged.groupBy(*got.columns).agg(F.sum(side).alias(side))
+                 .where(F.col(side) != 0))
+    return [tuple(r) for r in differing.limit(10).collect()]
+
+
 @pytest.fixture
 def new_york(spark: SparkSession) -> Iterator[None]:
     spark.conf.set("spark.sql.session.timeZone", "America/New_York")
@@ -61,7 +74,7 @@ def test_ntz_native_strategies_give_the_kernels_rows(ntz: DataFrame, window: ws.
     assert f"Strategy {native}:" in ws.explain(chosen)
     forced = run(ev, window, AGGREGATIONS, strategy=kernel)
     assert [f.dataType for f in chosen.schema] == [f.dataType for f in forced.schema]
-    assert rows(chosen) == rows(forced)
+    assert unmatched_rows(chosen, forced) == []
 
 
 @pytest.mark.usefixtures("new_york")

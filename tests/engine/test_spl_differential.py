@@ -84,7 +84,7 @@ def expected_rows(rows: list[dict[str, Any]], window: Any, key: list[str],
                                   window=window, aggs=AGGREGATIONS), key)
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(rows=event_rows(), evict=st.sampled_from(["count", "time", "delta"]),
        trigger=st.sampled_from(["count", "time", "delta"]), size_e=st.integers(1, 5),
        size_t=st.integers(1, 4), d_e=st.sampled_from([0.0, 0.5, 1.5]),
@@ -103,7 +103,7 @@ def test_sliding_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],
           expected_rows(rows, window, key, order))
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(rows=event_rows(), kind=st.sampled_from(["count", "time", "delta", "punctuation"]),
        size=st.integers(1, 4), d=st.sampled_from([0.0, 1.0]), partial=st.booleans(),
        key_choice=st.integers(0, 1), use_order=st.booleans())
@@ -124,7 +124,7 @@ NATIVE_AGGREGATIONS: list[Aggregation] = [
     ws.max("v"), ws.max("a"), ws.min("a")]
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(rows=event_rows(), n=st.integers(1, 6), partial=st.booleans(),
        key_choice=st.integers(0, 2))
 def test_last_n_tuples_by_spark_frames_match_oracle(spark: SparkSession,
@@ -158,7 +158,7 @@ BATCH_AGGREGATIONS: list[Aggregation] = [
     *NATIVE_AGGREGATIONS, ws.stddev("v"), ws.variance("v"), ws.max("s"), ws.min("s")]
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(rows=event_rows(), n=st.integers(1, 5), partial=st.booleans(),
        key_choice=st.integers(0, 2))
 def test_batches_of_n_by_spark_match_oracle(spark: SparkSession, rows: list[dict[str, Any]],

@@ -68,7 +68,7 @@ def check(result: DataFrame, expected: list[dict[str, Any]]) -> None:
         assert_rows_match([got], [want], scales=dict.fromkeys(FLOATS, scale))
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(rows=event_rows(), first=st.integers(-9, 4), width=st.integers(1, 9),
        partial=st.booleans())
 def test_rows_streamed_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],
@@ -80,7 +80,7 @@ def test_rows_streamed_matches_oracle(spark: SparkSession, rows: list[dict[str, 
                               window=window, aggs=[*AGGREGATIONS, SCALE]))
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(rows=event_rows(), start=st.integers(-40, 10), length=st.integers(0, 40),
        closed=st.sampled_from(["both", "left", "right", "neither"]))
 def test_range_streamed_matches_oracle(spark: SparkSession, rows: list[dict[str, Any]],

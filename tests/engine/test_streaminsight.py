@@ -194,7 +194,7 @@ PANE_AGGS: list[Aggregation] = [
     ws.count("s")]
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(rows=event_rows(), size=st.sampled_from(DURATIONS), hop=st.sampled_from(DURATIONS),
        align=st.sampled_from(ALIGNS), key=st.sampled_from(KEYS),
        output=st.sampled_from(["windows", "changes"]), interval=st.booleans())

@@ -133,7 +133,7 @@ def anchored(draw: st.DrawFn) -> tuple[pa.Table, list[int], tuple[BoundJob, ...]
     return table, cuts, jobs, draw(st.sampled_from(CLOSED))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=anchored())
 def test_anchored_windows_resume(data: tuple[pa.Table, list[int], tuple[BoundJob, ...],
                                              str]) -> None:
@@ -156,7 +156,7 @@ def clocked(draw: st.DrawFn) -> tuple[pa.Table, list[int], ClockTicks]:
     return union(["a"] * m, times, [False] * m, none, none, none, vals), cuts, clock
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=clocked(), start=st.sampled_from([None, 0, -3, -8, 2]),
        end=st.sampled_from([None, 0, 3, 9, -1]), closed=st.sampled_from(CLOSED))
 def test_clock_windows_resume(data: tuple[pa.Table, list[int], ClockTicks],

@@ -103,7 +103,7 @@ def frame_input(draw: st.DrawFn) -> tuple[pa.Table, list[int]]:
     return events(["a"] * m, times, vals), cuts
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=frame_input(), frame=frames_st)
 def test_frames_resume(data: tuple[pa.Table, list[int]], frame: Frame) -> None:
     table, cuts = data
@@ -308,14 +308,14 @@ def assert_streams(frame_kernel: FrameKernel, table: pa.Table, cuts: Sequence[in
     assert [repr(r) for r in rows(out)] == [repr(r) for r in whole]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=stream_input(), frame=frames_st)
 def test_frames_stream(data: tuple[pa.Table, list[int], list[float]], frame: Frame) -> None:
     table, cuts, slack = data
     assert_streams(kernel(frame), table, cuts, slack)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=stream_input(), frame=frames_st)
 def test_float_time_frames_stream(data: tuple[pa.Table, list[int], list[float]],
                                   frame: Frame) -> None:

@@ -156,7 +156,7 @@ def assert_resumes(kernel: IntervalKernel, table: pa.Table, cuts: list[int]) -> 
         repr(r) for r in canonical(whole, names)]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data(), window=windows_st, interval=st.booleans(),
        aggs=st.sampled_from([FULL, SUMMABLE]), beyond=st.sampled_from([0, 0, 1, 50]))
 def test_interval_windows_resume(data: st.DataObject, window: IntervalWindow,
@@ -296,7 +296,7 @@ def assert_streams(kernel: IntervalKernel, table: pa.Table, cuts: list[int],
         repr(r) for r in canonical(rows([kernel.run_group(table)]), names)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=st.data(), window=streamed_windows_st, interval=st.booleans(),
        aggs=st.sampled_from([EXACT, SUMMABLE]), beyond=st.sampled_from([0, 0, 1, 50]),
        slack=slack_st)
@@ -312,7 +312,7 @@ def test_hopping_windows_stream(data: st.DataObject, window: HoppingWindows,
     assert_streams(make_kernel(window, aggs, interval), table, cuts, slack)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(data=st.data(), window=streamed_windows_st, interval=st.booleans(),
        slack=slack_st)
 def test_hopping_windows_stream_event_by_event(data: st.DataObject, window: HoppingWindows,
@@ -340,7 +340,7 @@ def test_other_kinds_ignore_the_horizon(data: st.DataObject, window: IntervalWin
         assert kernel.wake(state) is None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data(), window=streamed_windows_st, interval=st.booleans(),
        beyond=st.sampled_from([0, 1, 50]))
 def test_wake_is_the_first_horizon_that_emits(data: st.DataObject, window: HoppingWindows,

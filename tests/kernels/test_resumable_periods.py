@@ -151,14 +151,14 @@ ticks_st = st.sampled_from([ws.daily(), ws.daily("America/New_York"),
                             ws.weekly("Asia/Kathmandu")])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=predicate_input(), emit=st.sampled_from(["events", "ticks", "both"]))
 def test_since_predicate_resumes(data: tuple[pa.Table, list[int]], emit: str) -> None:
     table, cuts = data
     assert_resumes(kernel(emit=emit), table, cuts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=predicate_input(), n=st.integers(1, 4), partial=st.booleans())
 def test_trailing_predicate_resumes(data: tuple[pa.Table, list[int]], n: int,
                                     partial: bool) -> None:
@@ -166,7 +166,7 @@ def test_trailing_predicate_resumes(data: tuple[pa.Table, list[int]], n: int,
     assert_resumes(kernel(n=n, partial=partial, trailing=True), table, cuts)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(data=calendar_input(), tick=ticks_st, emit=st.sampled_from(["events", "ticks", "both"]))
 def test_since_calendar_resumes(data: tuple[pa.Table, list[int]], tick: CalendarTick,
                                 emit: str) -> None:
@@ -174,7 +174,7 @@ def test_since_calendar_resumes(data: tuple[pa.Table, list[int]], tick: Calendar
     assert_resumes(kernel(calendar=tick, emit=emit), table, cuts)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(data=calendar_input(), tick=ticks_st, n=st.integers(1, 4), partial=st.booleans())
 def test_trailing_calendar_resumes(data: tuple[pa.Table, list[int]], tick: CalendarTick,
                                    n: int, partial: bool) -> None:

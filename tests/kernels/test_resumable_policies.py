@@ -108,7 +108,7 @@ data_st = st.lists(row_st, max_size=40)
 cuts_st = st.lists(st.integers(0, 40), max_size=8)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(data=data_st, cuts=cuts_st, evict=st.sampled_from(SPECS),
        trigger=st.sampled_from(SPECS), size_e=st.integers(1, 5), size_t=st.integers(1, 4),
        d_e=st.integers(0, 4), d_t=st.integers(0, 4), shift=st.integers(-3, 3),
@@ -134,7 +134,7 @@ def test_sliding_resumes(data: list[Any], cuts: list[int], evict: str, trigger: 
         table, ws.Sliding(pol_e, pol_t, partial=partial))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=data_st, cuts=cuts_st, kind=st.sampled_from([*SPECS, "punctuation"]),
        size=st.integers(1, 5), d=st.integers(0, 4), shift=st.integers(-3, 3),
        partial=st.booleans(), in_order=st.booleans(), float_time=st.booleans(),
@@ -154,7 +154,7 @@ def test_tumbling_resumes(data: list[Any], cuts: list[int], kind: str, size: int
         table, ws.Tumbling(size_policy, partial=partial))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(data=data_st, cuts=cuts_st, trigger=st.sampled_from(SPECS), size=st.integers(1, 4),
        reach=st.integers(1, 5), shift=st.integers(-3, 3))
 def test_recent_window_in_order_resumes(data: list[Any], cuts: list[int], trigger: str,

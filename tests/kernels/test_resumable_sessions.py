@@ -90,7 +90,7 @@ def session_input(draw: st.DrawFn) -> tuple[pa.Table, list[int]]:
     return events(["a"] * m, times, ends, vals), cuts
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=session_input(), intervals=st.booleans(), gap=st.integers(0, 6),
        max_duration=st.one_of(st.none(), st.integers(1, 30)))
 def test_sessions_resume(data: tuple[pa.Table, list[int]], intervals: bool, gap: int,
@@ -241,7 +241,7 @@ def assert_streams(session_kernel: SessionKernel, table: pa.Table, cuts: Sequenc
     assert [repr(r) for r in rows(out)] == [repr(r) for r in whole]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=stream_input(), intervals=st.booleans(), gap=st.integers(0, 6),
        max_duration=st.one_of(st.none(), st.integers(1, 30)))
 def test_sessions_stream(data: tuple[pa.Table, list[int], list[float]], intervals: bool,
@@ -251,7 +251,7 @@ def test_sessions_stream(data: tuple[pa.Table, list[int], list[float]], interval
                    table, cuts, slack)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=stream_input(), intervals=st.booleans(), gap=st.integers(0, 6),
        max_duration=st.one_of(st.none(), st.integers(1, 30)))
 def test_float_time_sessions_stream(data: tuple[pa.Table, list[int], list[float]],

@@ -211,7 +211,7 @@ window_st = st.sampled_from([(False, "events"), (True, "events"), (True, "ticks"
                              (True, "both")])
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(data=keyed_input(exact_values), window=window_st)
 def test_the_rows_of_the_row_carrying_kernels(
         data: tuple[pa.Table, np.ndarray[Any, Any]], window: tuple[bool, str]) -> None:
@@ -225,7 +225,7 @@ def test_the_rows_of_the_row_carrying_kernels(
     assert_matches(got, want, table, exact_sums=True)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=keyed_input(wide_values), window=window_st)
 def test_arbitrary_floats_agree_to_rounding(
         data: tuple[pa.Table, np.ndarray[Any, Any]], window: tuple[bool, str]) -> None:
@@ -239,7 +239,7 @@ def test_arbitrary_floats_agree_to_rounding(
     assert_matches(got, want, table, exact_sums=False)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(data=keyed_input(wide_values, max_rows=60), window=window_st,
        cuts=st.lists(st.integers(0, 60), max_size=8))
 def test_a_key_resumes_bit_for_bit(data: tuple[pa.Table, np.ndarray[Any, Any]],
@@ -252,7 +252,7 @@ def test_a_key_resumes_bit_for_bit(data: tuple[pa.Table, np.ndarray[Any, Any]],
     assert_resumes(kernel(*window, time_kind_of(table)), one, cuts)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=keyed_input(wide_values, max_rows=60), window=window_st,
        cuts=st.lists(st.integers(0, 60), max_size=8),
        slack=st.lists(st.floats(0, 1), max_size=4))
@@ -452,7 +452,7 @@ def assert_close_rows(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> 
                 name, mine, theirs)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=keyed_input(wide_values, max_rows=60), window=window_st,
        cuts=st.lists(st.integers(0, 60), max_size=8))
 def test_ewm_mean_resumes_and_agrees_with_the_batch_kernels(

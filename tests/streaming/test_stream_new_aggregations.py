@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from test_stream_spark import Query, check_final_rows, source
+from test_stream_spark import (
+    FOUR_FILES,
+    Query,
+    Written,
+    check_final_rows,
+    keyed,
+    run_streams,
+    source,
+)
 
 import wisp as ws
 from wisp.errors import WispUnsupportedError
@@ -31,10 +39,20 @@ KINDS: dict[str, tuple[Query, str]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def one_run(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
+            ) -> dict[str, Written]:
+    """Each kind's stream in one run over FOUR_FILES (FILES in four micro-batches), the
+    four side by side."""
+    return run_streams(streaming, tmp_path_factory.mktemp("one-run"),
+                       {kind: keyed(query) for kind, (query, _) in KINDS.items()},
+                       FOUR_FILES)
+
+
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_new_aggregations_on_a_stream_equal_the_final_batch_rows(
-        streaming: SparkSession, tmp_path: Path, kind: str) -> None:
-    check_final_rows(streaming, tmp_path, *KINDS[kind])
+        streaming: SparkSession, one_run: dict[str, Written], kind: str) -> None:
+    check_final_rows(streaming, one_run[kind], *KINDS[kind])
 
 
 def test_windows_that_never_close_refuse_order_statistics(streaming: SparkSession,

@@ -175,7 +175,7 @@ def anchored(draw: st.DrawFn) -> tuple[list[pa.Table], dict[int, int],
     return batches_of(draw, rows), lateness, bound_jobs(draw), draw(st.sampled_from(CLOSED))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=anchored(), kind=st.sampled_from(["integer", "float"]))
 def test_anchors_from_a_second_stream_emit_the_final_batch_rows(
         data: tuple[list[pa.Table], dict[int, int], tuple[BoundJob, BoundJob, BoundJob],
@@ -299,7 +299,7 @@ def clock_want(result: Simulation, clock: ClockTicks, start: BoundJob, end: Boun
     return [r for r in want if is_final(r, bound + 1, closed)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=clocked(), kind=st.sampled_from(["integer", "float"]))
 def test_clock_anchors_on_a_stream_emit_the_ticks_the_watermark_passed(
         data: tuple[list[pa.Table], int, ClockTicks, tuple[BoundJob, BoundJob], str],

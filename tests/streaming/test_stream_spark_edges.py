@@ -1,20 +1,20 @@
 """`ws.from_edges` over a stream on real Spark: one JSON file of start/end edges per
-micro-batch, a restart between every batch; the rows written equal the batch query's
-(`from_edges` over the same edges, paired in Spark) that are final at the last
-watermark."""
+micro-batch; snapshot windows restarted between every batch, the others once, between
+the starts of a's edges 2 and 3 and their ends (the three streams side by side); the
+rows written equal the batch query's (`from_edges` over the same edges, paired in Spark)
+that are final at the last watermark."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from test_stream_spark import assert_same, seconds
+from test_stream_spark import Pipeline, Written, assert_same, run_streams, seconds
 
 import wisp as ws
 
@@ -60,34 +60,42 @@ KINDS: dict[str, tuple[ws.Window, str, int]] = {
 }
 
 
+def query_of(kind: str) -> Callable[[ws.Events], DataFrame]:
+    window = KINDS[kind][0]
+    return lambda ev: ev.window(window).agg(ws.count(), ws.sum("v"))
+
+
+def read(spark: SparkSession, directory: Path) -> DataFrame:
+    return shaped(spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1)
+                  .json(str(directory)))
+
+
+def edges_query(kind: str) -> Pipeline:
+    return lambda df: query_of(kind)(ws.from_edges(df, "ts", edge="edge", id="id", key="k",
+                                                   lateness="5s"))
+
+
+@pytest.fixture(scope="module")
+def restarted(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
+              ) -> dict[str, Written]:
+    """Snapshot windows restarted between every micro-batch; tumbling and count windows
+    once (a run over files 0-2, one over 3-5)."""
+    return run_streams(streaming, tmp_path_factory.mktemp("edges"),
+                       {kind: edges_query(kind) for kind in KINDS}, FILES,
+                       {kind: range(len(FILES)) if kind == "snapshot" else [2, 5]
+                        for kind in KINDS}, write=write_file, read=read)
+
+
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_edges_on_a_stream_equal_the_final_batch_rows(
-        streaming: SparkSession, tmp_path: Path, kind: str) -> None:
-    window, closing, count = KINDS[kind]
-
-    def query(ev: ws.Events) -> DataFrame:
-        return ev.window(window).agg(ws.count(), ws.sum("v"))
-
-    incoming, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "chk"
-    incoming.mkdir()
-    late = 0
-    for i, edges in enumerate(FILES):  # a restart between every micro-batch
-        write_file(incoming, i, edges)
-        stream = shaped(streaming.readStream.schema(SCHEMA)
-                        .option("maxFilesPerTrigger", 1).json(str(incoming)))
-        ev = ws.from_edges(stream, "ts", edge="edge", id="id", key="k", lateness="5s")
-        running = (query(ev).writeStream.format("parquet")
-                   .option("checkpointLocation", str(checkpoint))
-                   .trigger(availableNow=True).start(str(out)))
-        running.awaitTermination()
-        late += ws.stream_report(running)["late"]
-    got: list[dict[str, Any]] = [r.asDict() for r in streaming.read.parquet(str(out))
-                                 .collect()]
+        streaming: SparkSession, restarted: dict[str, Written], kind: str) -> None:
+    _, closing, count = KINDS[kind]
+    got, report = restarted[kind]
     rows = [(k, float(t), v, ident, edge) for f in FILES for k, t, v, ident, edge in f]
     batch = shaped(streaming.createDataFrame(rows, SCHEMA))
-    result = query(ws.from_edges(batch, "ts", edge="edge", id="id", key="k"))
+    result = query_of(kind)(ws.from_edges(batch, "ts", edge="edge", id="id", key="k"))
     want = [r.asDict() for r in result.collect()
             if r[closing] is not None and seconds(r[closing]) <= WATERMARK]
     assert len(want) == count
     assert_same(got, want)
-    assert late == 0
+    assert report["late"] == 0

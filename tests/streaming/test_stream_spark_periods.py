@@ -1,7 +1,8 @@
 """`Since` over calendar ticks and `Trailing` on real Spark (the helpers of
 `test_stream_spark.py`: one JSON file per micro-batch, `trigger(availableNow=True)`, the
-Parquet sink), restarted from the checkpoint between every micro-batch (`Trailing`
-over a boolean tick: in one run): the rows
+Parquet sink), `Since` daily restarted from the checkpoint between every micro-batch,
+`Trailing` hourly once, `Trailing` over a boolean tick in one run (the three streams
+side by side): the rows
 written equal the batch query's rows over the accepted events that are final at the
 last watermark (a tick row once the watermark reaches its tick, an event row once it
 reaches its time). The events cross New York's spring change (2024-03-10 07:00Z), so
@@ -19,9 +20,11 @@ from pyspark.sql import functions as F
 from test_stream_spark import (
     Event,
     Query,
+    Written,
     assert_same,
     batch_frame,
-    run_stream,
+    keyed,
+    run_streams,
     seconds,
     source,
 )
@@ -58,16 +61,17 @@ def final_rows(spark: SparkSession, query: Query) -> list[dict[str, Any]]:
     return [r.asDict() for r in result.collect() if seconds(r["time"]) <= WATERMARK]
 
 
-QUERIES: dict[str, tuple[Query, int, bool]] = {
-    # the query, how many rows are final, and whether to restart after every batch.
+QUERIES: dict[str, tuple[Query, int, list[int]]] = {
+    # the query, how many rows are final, and the batches its runs start at (a run reads
+    # the files up to there): after every batch, once, one run.
     # a's and b's ticks h(29), h(52), h(76):
     "since-daily": (lambda ev: ev.window(ws.Since(ws.daily("America/New_York")))
-                    .agg(ws.count(), ws.sum("v"), ws.max("v")), 6, True),
+                    .agg(ws.count(), ws.sum("v"), ws.max("v")), 6, [0, 1, 2, 3]),
     # every accepted row but b's at h(77):
     "trailing-hourly": (lambda ev: ev.window(ws.Trailing(3, ws.hourly()))
-                        .agg(ws.count(), ws.sum("v"), ws.max("v")), 9, True),
+                        .agg(ws.count(), ws.sum("v"), ws.max("v")), 9, [1, 3]),
     "trailing-predicate": (lambda ev: ev.window(ws.Trailing(2, F.col("v") > 3))
-                           .agg(ws.count(), ws.sum("v")), 9, False),
+                           .agg(ws.count(), ws.sum("v")), 9, [3]),
 }
 
 
@@ -78,11 +82,19 @@ SINCE_DAILY = [  # (key, window_start, time, count, sum_v)
     ("b", h(52), h(76), 1, 5.0)]
 
 
+@pytest.fixture(scope="module")
+def written(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
+            ) -> dict[str, Written]:
+    return run_streams(streaming, tmp_path_factory.mktemp("periods"),
+                       {name: keyed(query) for name, (query, _, _) in QUERIES.items()},
+                       FILES, {name: starts for name, (_, _, starts) in QUERIES.items()})
+
+
 @pytest.mark.parametrize("name", list(QUERIES))
 def test_periods_on_a_stream_equal_the_final_batch_rows(
-        streaming: SparkSession, tmp_path: Path, name: str) -> None:
-    query, count, restart = QUERIES[name]
-    got, report = run_stream(streaming, tmp_path, query, FILES, restart)
+        streaming: SparkSession, written: dict[str, Written], name: str) -> None:
+    query, count, _ = QUERIES[name]
+    got, report = written[name]
     want = final_rows(streaming, query)
     assert len(want) == count
     assert_same(got, want)

@@ -14,7 +14,8 @@ runs also as Spark's own streaming `groupBy(window(...))`, in the same
 session, with the same watermark: the ratio is wisp's time over Spark's. The case
 `operator_floor` is Spark's stateful operator for Python (`transformWithStateInPandas`,
 grouped by key, event time) with a processor that reads its rows and does nothing else:
-the least any query on that operator costs. "State rows"
+the least any query on that operator costs; `operator_floor_buckets` the same grouped by
+a hash of the key into 16 buckets, as pane queries group their keys. "State rows"
 is the stateful operator's `numRowsTotal` after the last batch (one value per key for
 wisp; one per bucket of keys, at most 16, for `Tumbling`/`Hopping` on pane partials) and
 "state MiB" its `memoryUsedBytes`; a soak is flat when these stop growing.
@@ -129,6 +130,14 @@ def operator_floor(df: DataFrame) -> DataFrame:
             .transformWithStateInPandas(NothingProcessor(), "n long", "Append", "EventTime"))
 
 
+def operator_floor_buckets(df: DataFrame) -> DataFrame:
+    """The floor grouped as pane queries group their keys: by a hash of the key into
+    16 buckets."""
+    bucket = F.pmod(F.xxhash64("k"), F.lit(16)).alias("bucket")
+    return (df.withWatermark("ts", "2 seconds").select("*", bucket).groupBy("bucket")
+            .transformWithStateInPandas(NothingProcessor(), "n long", "Append", "EventTime"))
+
+
 def native_tumbling(df: DataFrame) -> DataFrame:
     return (df.withWatermark("ts", "2 seconds")
             .groupBy(F.window("ts", "10 seconds"), "k").agg(F.count("*"), F.avg("v")))
@@ -198,6 +207,15 @@ def main() -> None:
                              args.batches, scratch / "floor")
             ratio = f"{floor.batch_ms / native.batch_ms:.2f}" if native is not None else "-"
             line = (f"| operator_floor (a processor doing nothing) | "
+                    f"{floor.events_per_s:,.0f} | {floor.batch_ms:,.0f} | {ratio} | "
+                    f"{floor.state_rows:,} | {floor.state_mib:.1f} |")
+            lines.append(line)
+            print(line, flush=True)
+        if not args.only or "operator_floor_buckets" in args.only.split(","):
+            floor = measured(operator_floor_buckets(rate(spark, args.rows, args.keys)),
+                             args.batches, scratch / "floor_buckets")
+            ratio = f"{floor.batch_ms / native.batch_ms:.2f}" if native is not None else "-"
+            line = (f"| operator_floor_buckets (the same, keys in 16 buckets) | "
                     f"{floor.events_per_s:,.0f} | {floor.batch_ms:,.0f} | {ratio} | "
                     f"{floor.state_rows:,} | {floor.state_mib:.1f} |")
             lines.append(line)

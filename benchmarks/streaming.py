@@ -202,22 +202,19 @@ def main() -> None:
                     f"{native.state_mib:.1f} |")
             lines.append(line)
             print(line, flush=True)
-        if not args.only or "operator_floor" in args.only.split(","):
-            floor = measured(operator_floor(rate(spark, args.rows, args.keys)),
-                             args.batches, scratch / "floor")
+        floors = [("operator_floor", "operator_floor (a processor doing nothing)",
+                   operator_floor),
+                  ("operator_floor_buckets",
+                   "operator_floor_buckets (the same, keys in 16 buckets)",
+                   operator_floor_buckets)]
+        for name, label, build in floors:
+            if args.only and name not in args.only.split(","):
+                continue
+            floor = measured(build(rate(spark, args.rows, args.keys)), args.batches,
+                             scratch / name)
             ratio = f"{floor.batch_ms / native.batch_ms:.2f}" if native is not None else "-"
-            line = (f"| operator_floor (a processor doing nothing) | "
-                    f"{floor.events_per_s:,.0f} | {floor.batch_ms:,.0f} | {ratio} | "
-                    f"{floor.state_rows:,} | {floor.state_mib:.1f} |")
-            lines.append(line)
-            print(line, flush=True)
-        if not args.only or "operator_floor_buckets" in args.only.split(","):
-            floor = measured(operator_floor_buckets(rate(spark, args.rows, args.keys)),
-                             args.batches, scratch / "floor_buckets")
-            ratio = f"{floor.batch_ms / native.batch_ms:.2f}" if native is not None else "-"
-            line = (f"| operator_floor_buckets (the same, keys in 16 buckets) | "
-                    f"{floor.events_per_s:,.0f} | {floor.batch_ms:,.0f} | {ratio} | "
-                    f"{floor.state_rows:,} | {floor.state_mib:.1f} |")
+            line = (f"| {label} | {floor.events_per_s:,.0f} | {floor.batch_ms:,.0f} | "
+                    f"{ratio} | {floor.state_rows:,} | {floor.state_mib:.1f} |")
             lines.append(line)
             print(line, flush=True)
         for case in CASES:

@@ -41,15 +41,18 @@ def spark() -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def streaming(spark: Any) -> Iterator[Any]:
-    """The shared session set for streams: the RocksDB state store and two shuffle
-    partitions (each micro-batch runs a task per partition of the stateful operator);
-    the settings are put back after the module."""
+    """The shared session set for streams: the RocksDB state store (with changelog
+    checkpointing, as `wisp.session()` sets it) and two shuffle partitions (each
+    micro-batch runs a task per partition of the stateful operator); the settings are
+    put back after the module."""
     from wisp.plan.source import ROCKSDB, STATE_STORE
+    from wisp.session import CHANGELOG
 
-    names = (STATE_STORE, "spark.sql.shuffle.partitions")
+    names = (STATE_STORE, "spark.sql.shuffle.partitions", CHANGELOG)
     previous = {name: spark.conf.get(name, None) for name in names}
     spark.conf.set(STATE_STORE, ROCKSDB)
     spark.conf.set("spark.sql.shuffle.partitions", "2")
+    spark.conf.set(CHANGELOG, "true")  # as wisp.session() sets it
     yield spark
     for name, value in previous.items():
         if value is None:

@@ -547,7 +547,20 @@ def test_a_failure_in_a_handler_then_a_restart_loses_and_repeats_nothing(
     """The first two files (one micro-batch of FOUR_FILES), then the rest in a second
     run before which a marker makes one handler fail (with state and timers already
     stored): the query stops with the error and is started again. The rows written equal
-    the batch rows, each once."""
+    the batch rows, each once. The timer fails in a query whose keys share stored values
+    (`Tumbling` on pane partials: keys in buckets), while its bucket is handled."""
+    query, closing = (range_query, "window_end") if handler == "rows" else KINDS["tumbling"]
+    got = rows_through_one_failure(streaming, tmp_path, monkeypatch, query, handler)
+    want = final_batch_rows(streaming, query, lambda r: seconds(r[closing]) <= WATERMARK)
+    assert len(want) == (10 if handler == "rows" else 7)
+    assert_same(got, want)
+
+
+def rows_through_one_failure(streaming: SparkSession, tmp_path: Path,
+                             monkeypatch: pytest.MonkeyPatch, query: Query, handler: str
+                             ) -> list[dict[str, Any]]:
+    """The rows `query` writes over FOUR_FILES in two runs, the second failing once in
+    `handler` (`rows` or `timer`) and then started again."""
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     monkeypatch.setattr(stream_engine, "StreamKernel", FailingStream)
     FAULTS.mkdir(exist_ok=True)
@@ -560,8 +573,8 @@ def test_a_failure_in_a_handler_then_a_restart_loses_and_repeats_nothing(
         if 0 not in files:
             (FAULTS / handler).touch()
         for _attempt in range(2):
-            result = range_query(ws.events(source(streaming, incoming), time="ts", key="k",
-                                           lateness="5s"))
+            result = query(ws.events(source(streaming, incoming), time="ts", key="k",
+                                     lateness="5s"))
             running = (result.writeStream.format("parquet")
                        .option("checkpointLocation", str(checkpoint))
                        .trigger(availableNow=True).start(str(out)))
@@ -572,7 +585,4 @@ def test_a_failure_in_a_handler_then_a_restart_loses_and_repeats_nothing(
                 assert f"injected failure in the {handler} handler" in str(error)
                 failed += 1
     assert failed == 1
-    got = [r.asDict() for r in streaming.read.parquet(str(out)).collect()]
-    want = final_batch_rows(streaming, range_query,
-                            lambda r: seconds(r["window_end"]) <= WATERMARK)
-    assert_same(got, want)
+    return [r.asDict() for r in streaming.read.parquet(str(out)).collect()]

@@ -1,7 +1,8 @@
 """Keys sharing stored values (`runtime.stream_buckets`) on real Spark: a pane query over
 many keys (more than the buckets), float keys that Spark groups together (NaN, `-0.0`
-and `0.0`) and a null key, a restart and a late row emitted; a failure in a bucket;
-the rows written equal the batch query's rows that are final at the last watermark."""
+and `0.0`) and a null key, a restart and a late row emitted; the rows written equal the
+batch query's rows that are final at the last watermark. (A failure inside a bucket:
+test_stream_spark.py, the timer case of its handler-failure test.)"""
 
 from __future__ import annotations
 
@@ -12,12 +13,10 @@ from typing import Any
 
 import pytest
 from oracle import assert_rows_match, sort_output
-from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import wisp as ws
-from wisp.engine import streaming as stream_engine
 from wisp.runtime.stream_buckets import BUCKETS
 
 pytestmark = pytest.mark.spark
@@ -88,41 +87,3 @@ def test_many_keys_per_bucket_through_restarts_equal_the_final_batch_rows(
     assert [(repr(r["k"]), r["late_row"]["v"]) for r in late_rows] == [("nan", 9.0)]
     assert late == 1
 
-
-def test_a_failure_inside_a_bucket_then_a_restart_loses_and_repeats_nothing(
-        streaming: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A timer of a key fails while its bucket is handled (other keys of the bucket
-    already done in that call): the query stops; started again, the bucket's stored
-    value is the one before the batch, and the rows written equal the batch rows, each
-    once."""
-    import test_stream_spark as spark_tests
-
-    cloudpickle.register_pickle_by_value(spark_tests)
-    monkeypatch.setattr(stream_engine, "StreamKernel", spark_tests.FailingStream)
-    spark_tests.FAULTS.mkdir(exist_ok=True)
-    incoming, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "chk"
-    incoming.mkdir()
-    failed = 0
-    for files in (range(2), range(2, len(spark_tests.FILES))):
-        for i in files:
-            spark_tests.write_file(incoming, i, spark_tests.FILES[i])
-        if 0 not in files:
-            (spark_tests.FAULTS / "timer").touch()
-        for _attempt in range(2):
-            ev = ws.events(spark_tests.source(streaming, incoming), time="ts", key="k",
-                           lateness="5s")
-            running = (query(ev).writeStream.format("parquet")
-                       .option("checkpointLocation", str(checkpoint))
-                       .trigger(availableNow=True).start(str(out)))
-            try:
-                running.awaitTermination()
-                break
-            except Exception as error:  # the injected failure, and only that
-                assert "injected failure in the timer handler" in str(error)
-                failed += 1
-    assert failed == 1
-    got = [r.asDict() for r in streaming.read.parquet(str(out)).collect()]
-    want = spark_tests.final_batch_rows(
-        streaming, query, lambda r: r["window_end"].timestamp() <= spark_tests.WATERMARK)
-    assert len(want) == 7  # a and b: 10-40 s; c: 30-40 s
-    spark_tests.assert_same(got, want)

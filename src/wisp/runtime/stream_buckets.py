@@ -19,7 +19,6 @@ keys' timers, fires). So the rows written are the per-key operator's rows.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ import pyarrow as pa
 from ..errors import WispInputError
 from ..plan.streaming import KEY_BUCKETS
 from .resumable import KernelState
-from .streaming import StreamKernel, StreamState
+from .streaming import StreamKernel, StreamState, table_bytes, table_of
 
 BUCKETS = KEY_BUCKETS
 """The number of buckets. It is part of the checkpoint's layout (a key's state lives in
@@ -181,14 +180,14 @@ class KeyBuckets:
             [None if e.state.kernel is None else e.state.kernel.to_bytes() for e in entries],
             pa.binary())
         columns[PENDING] = pa.array(
-            [None if e.state.pending.num_rows == 0 else _ipc(e.state.pending)
+            [None if e.state.pending.num_rows == 0 else table_bytes(e.state.pending)
              for e in entries], pa.binary())
         columns[FED] = pa.array([e.state.fed for e in entries], pa.int64())
         columns[TIMER] = pa.array([e.timer for e in entries], pa.int64())
         table = pa.table(columns).replace_schema_metadata({
             _VERSION_KEY: str(BUCKET_STATE_VERSION).encode(),
             _SPEC_KEY: self.stream.spec.encode()})
-        return _ipc(table)
+        return table_bytes(table)
 
     def from_bytes(self, blob: bytes) -> BucketState:
         """The state `to_bytes` wrote; state made for another query is refused."""
@@ -216,7 +215,7 @@ class KeyBuckets:
                                                        timers, strict=True):
             stream_state = StreamState(
                 None if kernel is None else KernelState.from_bytes(kernel),
-                empty if pending is None else _from_ipc(pending), int(fed))
+                empty if pending is None else table_of(pending), int(fed))
             state.entries[canonical(tuple(values.values()))] = Entry(values, stream_state,
                                                                      timer)
         return state
@@ -237,14 +236,3 @@ def normalized(keys: pa.Table) -> pa.Table:
         mask = values.is_null().to_numpy(zero_copy_only=False)
         keys = keys.set_column(i, keys.field(i), pa.array(data, mask=mask).cast(column.type))
     return keys
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def _from_ipc(blob: bytes) -> pa.Table:
-    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()

@@ -59,7 +59,7 @@ class StreamState:
         """The value the stateful operator stores: format version, the query's spec
         hash, the kernel state's bytes, the pending rows' Arrow IPC bytes, `fed`."""
         kernel = None if self.kernel is None else self.kernel.to_bytes()
-        return (STREAM_STATE_VERSION, spec, kernel, _ipc(self.pending), self.fed)
+        return (STREAM_STATE_VERSION, spec, kernel, table_bytes(self.pending), self.fed)
 
     @classmethod
     def from_row(cls, row: Sequence[Any], spec: str) -> StreamState:
@@ -76,17 +76,19 @@ class StreamState:
                 "a changed window, aggregation, key, time or lateness needs a new "
                 "checkpoint location")
         state = None if kernel is None else KernelState.from_bytes(bytes(kernel))
-        return cls(state, _from_ipc(bytes(pending)), int(fed))
+        return cls(state, table_of(bytes(pending)), int(fed))
 
 
-def _ipc(table: pa.Table) -> bytes:
+def table_bytes(table: pa.Table) -> bytes:
+    """A table as Arrow IPC stream bytes."""
     sink = io.BytesIO()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return sink.getvalue()
 
 
-def _from_ipc(blob: bytes) -> pa.Table:
+def table_of(blob: bytes) -> pa.Table:
+    """The table `table_bytes` wrote."""
     return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
 
 
@@ -98,11 +100,11 @@ def spec_hash(text: str) -> str:
 def batch_bytes(batch: pa.RecordBatch) -> bytes:
     """An output batch as Arrow IPC bytes (outputs cross Spark's pandas boundary as
     bytes, so that nulls, NaN and 64-bit integers arrive as they are)."""
-    return _ipc(pa.Table.from_batches([batch]))
+    return table_bytes(pa.Table.from_batches([batch]))
 
 
 def batches_of(blob: bytes) -> list[pa.RecordBatch]:
-    batches: list[pa.RecordBatch] = _from_ipc(blob).to_batches()
+    batches: list[pa.RecordBatch] = table_of(blob).to_batches()
     return batches
 
 

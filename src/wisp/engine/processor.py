@@ -1,5 +1,6 @@
-"""The stateful processor Spark runs per key of a stream (`transformWithStateInPandas`):
-a thin shell around `runtime.streaming.StreamKernel`, which holds the logic.
+"""The stateful processors Spark runs per key of a stream (`transformWithStateInPandas`):
+thin shells around `runtime.streaming.StreamKernel`, which holds the logic
+(`BucketProcessor`: per bucket of keys, around `runtime.stream_buckets.KeyBuckets`).
 
 Per key, one `ValueState` holds the stream state (format version, the query's spec hash,
 the kernel state's bytes, the pending rows' bytes, the horizon fed) and one event-time

@@ -5,7 +5,8 @@ Shape: the guarded input (null times fail or are dropped, as in batch); a hidden
 time column with the watermark (`withWatermark` takes only timestamps: integer, date and
 timestamp_ntz time reach it as microseconds); each column the kernel reads in a form
 pandas carries exactly (`runtime.crossing`); grouped by key (no key: one group); the
-processor (`engine.processor`) runs `runtime.streaming.StreamKernel`; its payloads of
+processor (`engine.processor`) runs `runtime.streaming.StreamKernel` (keyed pane
+queries group by a hash bucket of the key instead: `runtime.stream_buckets`); its payloads of
 Arrow bytes become rows of exactly the batch columns (`mapInArrow`). Written with the
 ordinary `writeStream` in Append mode.
 """

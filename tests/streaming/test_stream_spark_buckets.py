@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import wisp as ws
-from wisp.runtime.stream_buckets import BUCKETS
+from wisp.plan.streaming import KEY_BUCKETS
 
 pytestmark = pytest.mark.spark
 
@@ -55,7 +55,7 @@ def query(ev: ws.Events) -> DataFrame:
 
 def test_many_keys_per_bucket_through_restarts_equal_the_final_batch_rows(
         streaming: SparkSession, tmp_path: Path) -> None:
-    assert len(FILES[0]) > 2 * BUCKETS
+    assert len(FILES[0]) > 2 * KEY_BUCKETS
     incoming, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "chk"
     incoming.mkdir()
     late = 0

@@ -27,7 +27,13 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from ..runtime.crossing import Crossing, decode, key_column, key_values
 from ..runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
-from ..runtime.streaming import StreamKernel, StreamState, batch_bytes, batches_of
+from ..runtime.streaming import (
+    StreamKernel,
+    StreamState,
+    batch_bytes,
+    batches_of,
+    late_past_filter,
+)
 
 PAYLOAD = "payload"
 LATE = "late"
@@ -74,8 +80,7 @@ class StreamProcessor(StatefulProcessor):
         table, late = self.stream.split_late(state, table)
         if late.num_rows:
             if not self.emit_late:  # Spark's filter let a late row through
-                raise RuntimeError(f"wisp: {late.num_rows} late rows reached the stream "
-                                   "operator past Spark's watermark filter")
+                raise late_past_filter(late.num_rows)
             assert state is not None
             yield late_payloads([(late, self.stream.late_reason(state))])
         outputs, state, timer = self.stream.on_rows(
@@ -102,16 +107,29 @@ class StreamProcessor(StatefulProcessor):
              previous: int | None) -> Iterator[pd.DataFrame]:
         """Store the state with the new timer, moving the key's one timer if it changed."""
         self.state.update((*state.to_row(self.stream.spec), timer))
-        if timer != previous:
-            if previous is not None:
-                self.handle.deleteTimer(previous)
-            if timer is not None:
-                self.handle.registerTimer(timer)
+        move_timer(self.handle, previous, timer)
         if outputs:
-            yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in outputs], LATE: False})
+            yield output_payloads(outputs)
 
     def close(self) -> None:
         pass
+
+
+def move_timer(handle: StatefulProcessorHandle, previous: int | None,
+               timer: int | None) -> None:
+    """Move the group's one event-time timer from `previous` to `timer` (ms; None: no
+    timer), if it changed."""
+    if timer == previous:
+        return
+    if previous is not None:
+        handle.deleteTimer(previous)
+    if timer is not None:
+        handle.registerTimer(timer)
+
+
+def output_payloads(outputs: list[pa.RecordBatch]) -> pd.DataFrame:
+    """Output batches as payloads (not late)."""
+    return pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in outputs], LATE: False})
 
 
 def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
@@ -170,14 +188,9 @@ class BucketProcessor(StatefulProcessor):
     def save(self, step: BucketStep, previous: int | None) -> Iterator[pd.DataFrame]:
         """Store the bucket with its new timer, moving its one timer if it changed."""
         self.state.update((self.buckets.to_bytes(step.state), step.timer))
-        if step.timer != previous:
-            if previous is not None:
-                self.handle.deleteTimer(previous)
-            if step.timer is not None:
-                self.handle.registerTimer(step.timer)
+        move_timer(self.handle, previous, step.timer)
         if step.outputs:
-            yield pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in step.outputs],
-                                LATE: False})
+            yield output_payloads(step.outputs)
 
     def close(self) -> None:
         pass

@@ -21,12 +21,12 @@ from ..binding import TimeColumn, time_kind
 from ..errors import WispInputError, WispUnsupportedError
 from ..plan.aggregations import NEW_FNS
 from ..plan.source import ROCKSDB, STATE_STORE
-from ..plan.streaming import StreamPlan
+from ..plan.streaming import KEY_BUCKETS, StreamPlan
 from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.edges import EdgesKernel
 from ..runtime.resumable import Streamable
-from ..runtime.stream_buckets import BUCKETS, KeyBuckets
+from ..runtime.stream_buckets import KeyBuckets
 from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import StreamKernel, spec_hash
 from .columns import LATE_COUNTER, col
@@ -98,7 +98,7 @@ def bucket_of(keys: list[Crossing]) -> Column:
     value and `-0.0` the value of `0.0`, as its grouping does, so a key keeps its bucket
     (`KeyBuckets` groups the keys inside a bucket the same way)."""
     wires = [col(w) for c in keys for w in c.wire]
-    return F.pmod(F.xxhash64(*wires), F.lit(BUCKETS)).cast("int").alias(BUCKET)
+    return F.pmod(F.xxhash64(*wires), F.lit(KEY_BUCKETS)).cast("int").alias(BUCKET)
 
 
 LONG_RANGE = float(2 ** 62)

@@ -1,14 +1,15 @@
 """Many keys' stream states in one stored value: the stateful operator grouped by a hash
 bucket of the key instead of by the key.
 
-Spark's stateful operator for Python pays a fixed cost per group and micro-batch (the
+Spark's stateful operator for Python pays a cost per group and micro-batch (the
 group's rows become their own pandas frame, the state server is told the group and
-asked for the group's value, the value is written back), whatever the group holds. For
-a kernel whose state per key is a handful of numbers (the pane partials of
-`stream_panes`), that cost is most of the work. So such a query groups its rows by
-`bucket = hash(key) mod BUCKETS` (`engine/streaming.py` computes it in Spark, on the
-key normalized as Spark normalizes grouping keys: one NaN, `-0.0` as `0.0`), and one
-stored value per bucket holds the stream state of each of its keys (`BucketState`).
+asked for the group's value, the value is written back), whatever the group holds; with
+many keys a batch it adds up (BENCHMARKS.md: 3.9x at 10,000 keys). For a kernel whose
+state per key is a handful of numbers (the pane partials of `stream_panes`), such a
+query groups its rows by `bucket = hash(key) mod plan.streaming.KEY_BUCKETS`
+(`engine/streaming.py`, in Spark, whose hash gives every NaN one value and `-0.0` that
+of `0.0`, as its grouping does), and one stored value per bucket holds the stream state
+of each of its keys (`BucketState`).
 
 Inside a bucket every key is handled exactly as the per-key operator handles it
 (`StreamKernel`: its late rows split off, its rows fed, its own timer kept): the rows
@@ -28,15 +29,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import WispInputError
-from ..plan.streaming import KEY_BUCKETS
 from .resumable import KernelState
-from .streaming import StreamKernel, StreamState, table_bytes, table_of
+from .streaming import StreamKernel, StreamState, late_past_filter, table_bytes, table_of
 
-BUCKETS = KEY_BUCKETS
-"""The number of buckets. It is part of the checkpoint's layout (a key's state lives in
-its bucket's value), so it is a constant of the state format, not a setting: a
-micro-batch's keys fall in at most `BUCKETS` groups, and a bucket's value holds about
-`keys / BUCKETS` keys' partials."""
 BUCKET_STATE_VERSION = 1
 KERNEL = "kernel"
 PENDING = "pending"
@@ -115,8 +110,7 @@ class KeyBuckets:
             rows, late_rows = self.stream.split_late(before, rows)
             if late_rows.num_rows:
                 if not emit_late:  # Spark's filter let a late row through
-                    raise RuntimeError(f"wisp: {late_rows.num_rows} late rows reached the "
-                                       "stream operator past Spark's watermark filter")
+                    raise late_past_filter(late_rows.num_rows)
                 assert before is not None
                 late.append((late_rows, self.stream.late_reason(before)))
             out, after, timer = self.stream.on_rows(before, rows, watermark_ms)

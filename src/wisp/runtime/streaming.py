@@ -92,6 +92,12 @@ def table_of(blob: bytes) -> pa.Table:
     return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
 
 
+def late_past_filter(count: int) -> RuntimeError:
+    """The error when late rows reach the operator although Spark's late filter is on."""
+    return RuntimeError(f"wisp: {count} late rows reached the stream operator past "
+                        "Spark's watermark filter")
+
+
 def spec_hash(text: str) -> str:
     """A short stable hash of a query's description (the spec stored with its state)."""
     return hashlib.sha256(text.encode()).hexdigest()[:16]

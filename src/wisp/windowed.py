@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, Observation
 
 from .binding import Events
 from .engine.build import build
-from .engine.columns import LATE_COUNTER, STREAM_COUNTERS
+from .engine.columns import LATE_COUNTED, LATE_COUNTER, STREAM_COUNTERS
 from .engine.compiler import Query
 from .engine.describe import describe_query, event_tables
 from .errors import WispInputError, bad_value
@@ -169,10 +169,12 @@ def stream_report(query: Any) -> dict[str, Any]:
     """Row accounting of a running or finished streaming query (a `StreamingQuery` of a
     wisp result), read from its progress reports: `rows_in` (rows read, over the
     batches Spark still reports), `late` (rows Spark dropped at or below the watermark
-    before wisp's operator, its `numRowsDroppedByWatermark`, plus, under
-    `on_late="emit"`, the late rows the result emitted), `late_emitted` (the latter
-    alone), `rejected_null_time` (rows dropped for a null time under
-    on_null_time="drop"), `watermark` (the newest watermark, as Spark reports it, or
+    before wisp's operator, its `numRowsDroppedByWatermark`; for `Tumbling`/`Hopping`
+    on pane partials, the rows wisp's operator dropped because the earliest window
+    holding them was already closed for their key; plus, under `on_late="emit"`, the
+    late rows the result emitted), `late_emitted` (the latter alone),
+    `rejected_null_time` (rows dropped for a null time under on_null_time="drop"),
+    `watermark` (the newest watermark, as Spark reports it, or
     None), `batches` (micro-batches reported) and `state_keys` (the values the
     operator stores now: one per key holding state; for `Tumbling`/`Hopping` on pane
     partials, one per bucket of keys, at most 16). Spark keeps the last
@@ -188,6 +190,8 @@ def progress_report(progress: Sequence[Any]) -> dict[str, Any]:
                   for p in progress for op in (progress_field(p, "stateOperators") or []))
     emitted = sum(observed_count(progress_field(p, "observedMetrics"), "late", LATE_COUNTER)
                   for p in progress)
+    counted = sum(observed_count(progress_field(p, "observedMetrics"), "late", LATE_COUNTED)
+                  for p in progress)
     rejected = sum(observed_count(progress_field(p, "observedMetrics"), "rejected_null_time")
                    for p in progress)
     last = progress[-1] if progress else {}
@@ -195,7 +199,8 @@ def progress_report(progress: Sequence[Any]) -> dict[str, Any]:
                       if (w := (progress_field(p, "eventTime") or {}).get("watermark"))), None)
     state_keys = sum(int(progress_field(op, "numRowsTotal") or 0)
                      for op in (progress_field(last, "stateOperators") or []))
-    return {"rows_in": rows_in, "late": dropped + emitted, "rejected_null_time": rejected,
+    return {"rows_in": rows_in, "late": dropped + counted + emitted,
+            "rejected_null_time": rejected,
             "watermark": watermark, "batches": len(progress), "state_keys": state_keys,
             "late_emitted": emitted}
 

@@ -88,6 +88,9 @@ STREAM_COUNTERS = "wisp_rows"
 LATE_COUNTER = "wisp_late"
 """The named observation counting the late rows a stream's result emits
 (`on_late="emit"`)."""
+LATE_COUNTED = "wisp_late_counted"
+"""The named observation counting the late rows wisp's operator drops and counts
+(`Tumbling`/`Hopping` on pane partials, where Spark's late filter is off)."""
 
 
 def guarded(events: Events, observation: Observation) -> DataFrame:

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -27,21 +28,28 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from ..runtime.crossing import Crossing, decode, key_column, key_values
 from ..runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
+from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import (
     StreamKernel,
     StreamState,
     batch_bytes,
     batches_of,
     late_past_filter,
+    table_bytes,
+    table_of,
 )
 
 PAYLOAD = "payload"
 LATE = "late"
+COUNTED = "counted"
 LATE_REASON = "late_reason"
 LATE_ROW = "late_row"
 REASON_COLUMN = "__wisp_late_reason"
 OPERATOR_SCHEMA = T.StructType([T.StructField(PAYLOAD, T.BinaryType()),
-                                T.StructField(LATE, T.BooleanType())])
+                                T.StructField(LATE, T.BooleanType()),
+                                T.StructField(COUNTED, T.LongType())])
+"""The operator's rows: a payload (null: none), whether its rows are late rows, and a
+number of late rows counted and not emitted (rows reduced to pane partials)."""
 STATE_NAME = "wisp_stream"
 STATE_SCHEMA = T.StructType([
     T.StructField("version", T.IntegerType()),
@@ -127,9 +135,15 @@ def move_timer(handle: StatefulProcessorHandle, previous: int | None,
         handle.registerTimer(timer)
 
 
-def output_payloads(outputs: list[pa.RecordBatch]) -> pd.DataFrame:
-    """Output batches as payloads (not late)."""
-    return pd.DataFrame({PAYLOAD: [batch_bytes(b) for b in outputs], LATE: False})
+def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0) -> pd.DataFrame:
+    """Output batches as payloads (not late), and `counted` late rows in a row without
+    payload."""
+    blobs: list[bytes | None] = [batch_bytes(b) for b in outputs]
+    counts = [0] * len(blobs)
+    if counted:
+        blobs.append(None)
+        counts.append(counted)
+    return pd.DataFrame({PAYLOAD: blobs, LATE: False, COUNTED: counts})
 
 
 def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
@@ -137,7 +151,7 @@ def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
     blobs = [batch_bytes(b) for rows, reason in late
              for b in rows.append_column(REASON_COLUMN, pa.array(
                  [reason] * rows.num_rows, pa.string())).to_batches()]
-    return pd.DataFrame({PAYLOAD: blobs, LATE: True})
+    return pd.DataFrame({PAYLOAD: blobs, LATE: True, COUNTED: 0})
 
 
 BUCKET_STATE_NAME = "wisp_bucket"
@@ -189,11 +203,74 @@ class BucketProcessor(StatefulProcessor):
         """Store the bucket with its new timer, moving its one timer if it changed."""
         self.state.update((self.buckets.to_bytes(step.state), step.timer))
         move_timer(self.handle, previous, step.timer)
-        if step.outputs:
-            yield output_payloads(step.outputs)
+        if step.outputs or step.counted:
+            yield output_payloads(step.outputs, step.counted)
 
     def close(self) -> None:
         pass
+
+
+BUCKET = "wisp_bucket"
+"""The group of a query whose keys share stored values (`runtime.stream_buckets`)."""
+PARTIALS = "wisp_partials"
+PACKED_SCHEMA = T.StructType([T.StructField(BUCKET, T.IntegerType()),
+                              T.StructField(PARTIALS, T.BinaryType())])
+"""The rows `PanePacker` writes: a bucket and its rows' pane partials (Arrow IPC)."""
+PACK_ROWS = 1 << 20
+"""`PanePacker` reduces at most this many rows at once (a task's memory bound)."""
+
+
+@dataclass(frozen=True)
+class PanePacker:
+    """Before the shuffle, where the rows are read (`mapInArrow`): each bucket's rows
+    (`bucket`: the column holding it) reduced to one row of pane partials per key and
+    pane (`PaneKernel.partials`), as one payload of Arrow bytes per bucket. `schema`:
+    the kernel's input columns."""
+
+    kernel: PaneKernel
+    schema: pa.Schema
+    bucket: str
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        held: list[pa.RecordBatch] = []
+        rows = 0
+        for batch in batches:
+            if batch.num_rows:
+                held.append(batch)
+                rows += batch.num_rows
+            if rows >= PACK_ROWS:
+                yield self.pack(held)
+                held, rows = [], 0
+        if held:
+            yield self.pack(held)
+
+    def pack(self, batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+        table = pa.Table.from_batches(batches)
+        labels = table.column(self.bucket).to_numpy()
+        order = np.argsort(labels, kind="stable")
+        rows = table.select(self.schema.names).cast(self.schema).take(pa.array(order))
+        labels = labels[order]
+        starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
+        ends = np.r_[starts[1:], len(labels)]
+        blobs = [table_bytes(self.kernel.partials(rows.slice(a, b - a)))
+                 for a, b in zip(starts, ends, strict=True)]
+        return pa.RecordBatch.from_arrays(
+            [pa.array(labels[starts], pa.int32()), pa.array(blobs, pa.binary())],
+            names=[BUCKET, PARTIALS])
+
+
+class PartialsProcessor(BucketProcessor):
+    """`BucketProcessor` over rows `PanePacker` reduced to pane partials: Spark's late
+    filter is off (the operator's input has no event time); a key's late rows are
+    those whose earliest window its key had already closed, counted (`COUNTED`)."""
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any],
+                        timerValues: TimerValues) -> Iterator[pd.DataFrame]:
+        tables = [table_of(bytes(blob)) for frame in rows for blob in frame[PARTIALS]]
+        stored, previous = self.load()
+        step = self.buckets.on_partials(stored, pa.concat_tables(tables),
+                                        timerValues.getCurrentWatermarkInMs())
+        yield from self.save(step, previous)
 
 
 @dataclass(frozen=True)
@@ -209,6 +286,8 @@ class PayloadRows:
         for batch in batches:
             lates = batch.column(1).to_pylist()
             for blob, late in zip(batch.column(0).to_pylist(), lates, strict=True):
+                if blob is None:  # a count of late rows alone
+                    continue
                 for found in batches_of(blob):
                     if late:
                         assert self.late_rows is not None

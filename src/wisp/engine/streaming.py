@@ -13,6 +13,8 @@ ordinary `writeStream` in Append mode.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -29,16 +31,21 @@ from ..runtime.resumable import Streamable
 from ..runtime.stream_buckets import KeyBuckets
 from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import StreamKernel, spec_hash
-from .columns import LATE_COUNTER, col
+from .columns import LATE_COUNTED, LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
 from .layout import arrow_schema, arrow_type
 from .native import kind_ticks, time_ticks
 from .processor import (
+    BUCKET,
+    COUNTED,
     LATE_REASON,
     LATE_ROW,
     OPERATOR_SCHEMA,
+    PACKED_SCHEMA,
     BucketProcessor,
     LateRows,
+    PanePacker,
+    PartialsProcessor,
     PayloadRows,
     StreamProcessor,
 )
@@ -47,8 +54,7 @@ EVENT_TIME = "__wisp_event_time"
 """The hidden timestamp column the watermark is on (a user's own watermark on the time
 column, with the same delay, stays upstream of it)."""
 NO_KEY = "__wisp_all"
-BUCKET = "wisp_bucket"
-"""The group of a query whose keys share stored values (`runtime.stream_buckets`)."""
+BUCKET_OF = "__wisp_bucket_of"
 
 
 def check_state_store(spark: SparkSession) -> None:
@@ -93,12 +99,23 @@ def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
             value.isNull().alias(c.label + NULL_SUFFIX)]
 
 
-def bucket_of(keys: list[Crossing]) -> Column:
-    """The key's bucket: a hash of its wire columns. Spark's hash gives every NaN one
-    value and `-0.0` the value of `0.0`, as its grouping does, so a key keeps its bucket
+def bucket_of(keys: list[Column]) -> Column:
+    """The key's bucket: a hash of its columns. Spark's hash gives every NaN one value
+    and `-0.0` the value of `0.0`, as its grouping does, so a key keeps its bucket
     (`KeyBuckets` groups the keys inside a bucket the same way)."""
-    wires = [col(w) for c in keys for w in c.wire]
-    return F.pmod(F.xxhash64(*wires), F.lit(KEY_BUCKETS)).cast("int").alias(BUCKET)
+    return F.pmod(F.xxhash64(*keys), F.lit(KEY_BUCKETS)).cast("int").alias(BUCKET)
+
+
+def watermarked(inputs: Sequence[StreamInput], columns: list[Column]) -> DataFrame:
+    """The inputs' `columns` and the hidden event time, each input with its own
+    watermark (Spark's watermark of their union is the smaller), as one frame."""
+    frames = [i.df.select(*columns, F.timestamp_micros(watermark_micros(i.time))
+                          .alias(EVENT_TIME))
+              .withWatermark(EVENT_TIME, f"{i.lateness} microseconds") for i in inputs]
+    df = frames[0]
+    for frame in frames[1:]:
+        df = df.unionByName(frame)
+    return df
 
 
 LONG_RANGE = float(2 ** 62)
@@ -143,19 +160,24 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     columns = list(dict.fromkeys([*keyed.needed, *keyed.order, *(edges or ())]))
     inputs = keyed.inputs or (StreamInput(keyed.df, events.time, plan.lateness),)
     time = inputs[0].time.name
+    emit_late = events.on_late == "emit"
+    kernel: Streamable = keyed.kernel
+    if edges is not None:
+        assert events.end is not None
+        kernel = EdgesKernel(kernel, time, events.end, edges[0], edges[1],
+                             inputs[0].time.kind)
+    stream_kernel = StreamKernel(kernel, arrow_schema([schema[c] for c in columns]), time,
+                                 inputs[0].time.kind, tuple(keyed.order),
+                                 spec_hash(spec_text(plan)))
+    if isinstance(kernel, PaneKernel) and not emit_late:
+        return on_partials(watermarked(inputs, [col(c) for c in columns]), keyed,
+                           stream_kernel)
     keys = [crossing(schema[k], False, f"wisp_key{i}") for i, k in enumerate(keyed.keys)]
     values = [crossing(schema[c], c == time, f"wisp_col{i}")
               for i, c in enumerate(c for c in columns if c not in keyed.keys)]
     wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
     constant = [] if keys else [F.lit(0).alias(NO_KEY)]  # no key: one group
-    # each input with its own watermark; Spark's watermark of the union is the smaller
-    frames = [i.df.select(*wire, *constant, F.timestamp_micros(watermark_micros(i.time))
-                          .alias(EVENT_TIME))
-              .withWatermark(EVENT_TIME, f"{i.lateness} microseconds") for i in inputs]
-    df = frames[0]
-    for frame in frames[1:]:
-        df = df.unionByName(frame)
-    emit_late = events.on_late == "emit"
+    df = watermarked(inputs, [*wire, *constant])
     taken = [f.name for f in keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
     if emit_late and taken:
         raise WispInputError(f"`on_late` must be 'count' when the result has a column "
@@ -163,21 +185,11 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     if emit_late:  # the watermark stays the query's; without its column, no late filter
         df = df.drop(EVENT_TIME)
     group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
-    bucketed = bool(keys) and isinstance(keyed.kernel, PaneKernel)
-    if bucketed:  # a handful of numbers per key: keys share stored values
-        df = df.select("*", bucket_of(keys))
-        group = [col(BUCKET)]
-    kernel_schema = arrow_schema([schema[c] for c in columns])
-    kernel: Streamable = keyed.kernel
-    if edges is not None:
-        assert events.end is not None
-        kernel = EdgesKernel(kernel, time, events.end, edges[0], edges[1],
-                             inputs[0].time.kind)
-    stream_kernel = StreamKernel(kernel, kernel_schema, time, inputs[0].time.kind,
-                                 tuple(keyed.order), spec_hash(spec_text(plan)))
     processor: BucketProcessor | StreamProcessor = StreamProcessor(
         stream_kernel, keys, values, emit_late)
-    if bucketed:
+    if keys and isinstance(kernel, PaneKernel):  # a few numbers a key: keys share values
+        df = df.select("*", bucket_of([col(w) for c in keys for w in c.wire]))
+        group = [col(BUCKET)]
         key_schema = arrow_schema([schema[k] for k in keyed.keys])
         processor = BucketProcessor(KeyBuckets(stream_kernel, key_schema), keys + values,
                                     emit_late)
@@ -193,3 +205,29 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
                             T.StructType(fields))
     return out.observe(LATE_COUNTER, F.count(col(LATE_REASON)).alias("late"))
 
+
+def on_partials(df: DataFrame, keyed: KeyedKernel, stream_kernel: StreamKernel
+                ) -> DataFrame:
+    """Tumbling/Hopping on pane partials with late rows counted: where the rows are
+    read, each bucket's rows become pane partials per key and pane (`PanePacker`), so a
+    handful of rows per key crosses the shuffle instead of every row; the operator,
+    grouped by bucket, adds them to its keys' panes (`PartialsProcessor`). The event
+    time column stops before the operator: Spark's late filter is off, and a row is
+    late only once its key has closed the earliest window holding it (counted)."""
+    schema = {f.name: f for f in keyed.df.schema.fields}
+    bucket = (bucket_of([col(k) for k in keyed.keys]) if keyed.keys
+              else F.lit(0).cast("int"))
+    # the rows as Spark has them (Arrow carries every column exactly); without the
+    # event time column
+    rows = df.select(bucket.alias(BUCKET_OF), *[col(n) for n in stream_kernel.schema.names])
+    assert isinstance(stream_kernel.kernel, PaneKernel)
+    packed = rows.mapInArrow(PanePacker(stream_kernel.kernel, stream_kernel.schema,
+                                        BUCKET_OF), PACKED_SCHEMA)
+    key_schema = arrow_schema([schema[k] for k in keyed.keys])
+    processor = PartialsProcessor(KeyBuckets(stream_kernel, key_schema), [], False)
+    states = packed.groupBy(col(BUCKET)).transformWithStateInPandas(
+        processor, OPERATOR_SCHEMA, "Append", "EventTime")
+    counted = states.observe(LATE_COUNTED, F.sum(col(COUNTED)).alias("late"))
+    result: DataFrame = counted.mapInArrow(PayloadRows(arrow_schema(keyed.fields)),
+                                           T.StructType(keyed.fields))
+    return result

@@ -20,7 +20,6 @@ keys' timers, fires). So the rows written are the per-key operator's rows.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import WispInputError
+from .grouping import Key, canonical, normalized
 from .resumable import KernelState
 from .streaming import StreamKernel, StreamState, late_past_filter, table_bytes, table_of
 
@@ -39,9 +39,6 @@ FED = "fed"
 TIMER = "timer"
 _SPEC_KEY = b"wisp_spec"
 _VERSION_KEY = b"wisp_bucket_version"
-
-Key = tuple[Any, ...]
-
 
 @dataclass
 class Entry:
@@ -74,13 +71,8 @@ class BucketStep:
     outputs: list[pa.RecordBatch]
     state: BucketState
     timer: int | None
-
-
-def canonical(values: Key) -> Key:
-    """A key as a dict key: every NaN one value (it is never equal to itself) and
-    `-0.0` as `0.0`, as Spark groups them."""
-    return tuple(("NaN",) if isinstance(v, float) and v != v
-                 else 0.0 if isinstance(v, float) and v == 0 else v for v in values)
+    counted: int = 0
+    """Late rows counted and not emitted (rows reduced to pane partials)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +111,27 @@ class KeyBuckets:
         outputs += self.due(state, watermark_ms, touched)
         return BucketStep(late, outputs, state, state.timer())
 
+    def on_partials(self, stored: BucketState | None, partials: pa.Table, watermark_ms: int
+                    ) -> BucketStep:
+        """A micro-batch's rows of the bucket reduced to pane partials (key columns
+        included; several rows of a key and pane perhaps, from several places), then
+        every other key whose timer the watermark has reached. Late rows are counted."""
+        state = BucketState() if stored is None else stored
+        outputs: list[pa.RecordBatch] = []
+        touched: set[Key] = set()
+        counted = 0
+        for key, values, rows in self.split(partials):
+            touched.add(key)
+            entry = state.entries.get(key)
+            before = None if entry is None else entry.state
+            rows, late = self.stream.split_late_partials(before, rows)
+            counted += late
+            out, after, timer = self.stream.on_partials(before, rows, watermark_ms)
+            outputs += out
+            state.entries[key] = Entry(values, after, timer)
+        outputs += self.due(state, watermark_ms, touched)
+        return BucketStep([], outputs, state, state.timer(), counted)
+
     def on_timer(self, stored: BucketState | None, watermark_ms: int) -> BucketStep:
         """The bucket's timer fired: every key whose timer the watermark has reached."""
         state = BucketState() if stored is None else stored
@@ -142,6 +155,9 @@ class KeyBuckets:
         """The table's rows per key, in the order the keys first appear: the canonical
         key, the key's values, its rows."""
         if table.num_rows == 0:
+            return
+        if not self.keys:  # a query without a key: one group
+            yield (), {}, table
             return
         keys = normalized(table.select(self.keys))
         for name in self.keys:  # the rows carry the key as Spark groups it
@@ -199,7 +215,7 @@ class KeyBuckets:
                 f"{self.stream.spec!r}): a changed window, aggregation, key, time or "
                 "lateness needs a new checkpoint location")
         state = BucketState()
-        keys = table.select(self.keys).to_pylist()
+        keys = table.select(self.keys).to_pylist() if self.keys else [{}] * table.num_rows
         kernels = table.column(KERNEL).to_pylist()
         pendings = table.column(PENDING).to_pylist()
         feds = table.column(FED).to_pylist()
@@ -217,16 +233,3 @@ class KeyBuckets:
     def pending_rows(self, state: BucketState) -> int:
         """The rows waiting in the bucket's keys' states."""
         return sum(e.state.pending.num_rows for e in state.entries.values())
-
-
-def normalized(keys: pa.Table) -> pa.Table:
-    """Key columns with every float NaN one NaN and `-0.0` as `0.0` (Spark's grouping)."""
-    for i, column in enumerate(keys.columns):
-        if not pa.types.is_floating(column.type):
-            continue
-        values = column.combine_chunks()
-        data = np.asarray(values.fill_null(0).to_numpy(zero_copy_only=False), dtype=float)
-        data = np.where(np.isnan(data), math.nan, np.where(data == 0, 0.0, data))
-        mask = values.is_null().to_numpy(zero_copy_only=False)
-        keys = keys.set_column(i, keys.field(i), pa.array(data, mask=mask).cast(column.type))
-    return keys

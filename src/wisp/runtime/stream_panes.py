@@ -43,6 +43,7 @@ from ..plan.intervals import HoppingWindows
 from .aggregate import AggregateJob
 from .codec import DAY, from_ticks, null_mask, numeric_values, tick_range_message, to_ticks
 from .codec import validity as valid_of
+from .grouping import normalized
 from .resumable import Horizon, KernelState
 
 IntArray = npt.NDArray[np.int64]
@@ -50,6 +51,7 @@ FloatArray = npt.NDArray[np.float64]
 
 PANE = "__wisp_pane"
 ROWS = "__wisp_rows"
+ROW = "__wisp_row"
 EXTREME_FILL: dict[tuple[str, bool], Any] = {
     ("min", True): np.inf, ("max", True): -np.inf,
     ("min", False): np.iinfo(np.int64).max, ("max", False): np.iinfo(np.int64).min}
@@ -116,8 +118,6 @@ class PaneKernel:
         or after it)."""
         table = self.fold(state, chunk)
         scalars = {} if state is None else dict(state.scalars)
-        if isinstance(horizon, float) and horizon == -math.inf:  # no promise: none final
-            return self.empty(), KernelState(table, scalars)
         if horizon is None:
             if chunk.num_rows == 0:
                 return self.empty(), KernelState(table, scalars)
@@ -126,10 +126,22 @@ class PaneKernel:
             if isinstance(before, int):
                 newest = max(newest, before)
             scalars["newest"] = newest
-            limit = newest
-        else:
-            limit = self.first_start(horizon)
-        return self.emit(table, scalars, self.final_window(limit))
+            return self.emit(table, scalars, self.final_window(newest))
+        return self.close(table, scalars, horizon)
+
+    def step_partials(self, state: KernelState | None, partials: pa.Table,
+                      horizon: Horizon) -> tuple[pa.RecordBatch, KernelState]:
+        """`step` for rows already reduced to pane partials (`partials`, of one key:
+        several rows of a pane are added together), under `horizon`."""
+        scalars = {} if state is None else dict(state.scalars)
+        return self.close(self.fold_partials(state, partials), scalars, horizon)
+
+    def close(self, table: pa.Table, scalars: dict[str, Any], horizon: Horizon
+              ) -> tuple[pa.RecordBatch, KernelState]:
+        """Emit the windows of `table`'s panes final under `horizon` (none under `-inf`)."""
+        if isinstance(horizon, float) and horizon == -math.inf:  # no promise: none final
+            return self.empty(), KernelState(table, scalars)
+        return self.emit(table, scalars, self.final_window(self.first_start(horizon)))
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """Every window not emitted yet (end of input)."""
@@ -169,11 +181,40 @@ class PaneKernel:
 
     def fold(self, state: KernelState | None, chunk: pa.Table) -> pa.Table:
         """The state's panes with `chunk`'s rows added."""
+        return self.fold_partials(state, self.partials(chunk) if chunk.num_rows else None)
+
+    def fold_partials(self, state: KernelState | None, fresh: pa.Table | None) -> pa.Table:
+        """The state's panes with the partials `fresh` (of its key) added."""
         carried = None if state is None or state.rows.num_rows == 0 else state.rows
-        if chunk.num_rows == 0:
+        if fresh is None or fresh.num_rows == 0:
             return carried if carried is not None else self.pane_schema.empty_table()
-        fresh = self.partials(chunk)
-        return fresh if carried is None else self.merge(carried, fresh)
+        if carried is None:
+            return self.combine(fresh)
+        return self.combine(pa.concat_tables([carried, fresh.select(carried.schema.names)
+                                              .cast(carried.schema)]))
+
+    def panes_of(self, ticks: IntArray) -> IntArray:
+        """The pane of each time (ticks of this kernel); a time whose windows would leave
+        the 64-bit tick range fails as in batch."""
+        w = self.window
+        if len(ticks) and (ticks.min() < np.iinfo(np.int64).min + w.size + w.hop
+                           or ticks.max() > np.iinfo(np.int64).max - w.size - w.hop):
+            raise OverflowError(tick_range_message(self.time))
+        result: IntArray = (ticks - w.origin) // self.pane
+        return result
+
+    def earliest_end(self, ticks: IntArray) -> IntArray:
+        """For times in ticks of the time column, the end of the earliest window holding
+        each (in the same ticks): a row is late once its key's windows were closed up to
+        there (`runtime.streaming.StreamKernel.split_late`)."""
+        return self.pane_earliest_end(self.panes_of(ticks // self.unit))
+
+    def pane_earliest_end(self, panes: IntArray) -> IntArray:
+        """`earliest_end` of each pane's times."""
+        first, _ = self.window_range(panes)
+        w = self.window
+        result: IntArray = (w.origin + first * w.hop + w.size) * self.unit
+        return result
 
     @cached_property
     def pane_schema(self) -> pa.Schema:
@@ -197,19 +238,14 @@ class PaneKernel:
         return fields
 
     def partials(self, chunk: pa.Table) -> pa.Table:
-        """One row per pane of `chunk` (with its key columns): the row count and each
-        aggregation's partials."""
-        w = self.window
-        ticks = self.ticks(chunk)
-        if ticks.min() < np.iinfo(np.int64).min + w.size + w.hop \
-                or ticks.max() > np.iinfo(np.int64).max - w.size - w.hop:
-            raise OverflowError(tick_range_message(self.time))
-        panes = (ticks - w.origin) // self.pane
-        order = np.argsort(panes, kind="stable")
-        panes = panes[order]
-        starts = np.flatnonzero(np.r_[True, panes[1:] != panes[:-1]])
+        """One row per key and pane of `chunk`'s rows (sorted by pane): the key columns
+        (every NaN one value, `-0.0` as `0.0`, as Spark groups keys), the row count and
+        each aggregation's partials."""
+        panes = self.panes_of(self.ticks(chunk))
+        keys = normalized(chunk.select(list(self.keys)))
+        order, starts = self.groups(keys, panes)
         counts = np.diff(np.r_[starts, len(panes)])
-        columns: dict[str, Any] = {PANE: panes[starts], ROWS: counts}
+        columns: dict[str, Any] = {PANE: panes[order][starts], ROWS: counts}
         for i, job in enumerate(self.aggregates):
             if job.column is None:
                 continue
@@ -231,12 +267,69 @@ class PaneKernel:
                     means = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
                 deviation = np.where(valid, data - np.repeat(means, counts), 0.0)
                 columns[f"m{i}"] = np.add.reduceat(deviation * deviation, starts)
-        key_rows = pa.array(order[starts])
         table = pa.table({name: pa.array(values, self.pane_schema.field(name).type)
                           for name, values in columns.items()})
+        key_rows = pa.array(order[starts])
         for key in reversed(self.keys):
-            table = table.add_column(0, key, chunk.column(key).take(key_rows))
-        return table.select([*self.keys, *self.pane_schema.names])
+            table = table.add_column(0, key, keys.column(key).take(key_rows))
+        return table
+
+    def groups(self, keys: pa.Table, panes: IntArray) -> tuple[IntArray, IntArray]:
+        """The rows in groups of one key and pane, the groups in pane order: the row order
+        and where each group begins in it."""
+        if not self.keys:
+            order: IntArray = np.argsort(panes, kind="stable")
+            ordered = panes[order]
+            return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        numbered = keys.append_column(PANE, pa.array(panes)).append_column(
+            ROW, pa.array(np.arange(len(panes))))
+        grouped = numbered.group_by([*self.keys, PANE], use_threads=False).aggregate(
+            [(ROW, "list")])
+        grouped = grouped.take(pa.array(np.argsort(grouped.column(PANE).to_numpy(),
+                                                   kind="stable")))
+        members = grouped.column(ROW + "_list").combine_chunks()
+        offsets = members.offsets.to_numpy()
+        return members.values.to_numpy(), offsets[:-1]
+
+    def combine(self, table: pa.Table) -> pa.Table:
+        """Partials of one key, several rows to a pane perhaps (carried and fresh, or
+        from several places), as one row per pane in pane order."""
+        panes = table.column(PANE).to_numpy()
+        order = np.argsort(panes, kind="stable")
+        ordered = panes[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        if len(starts) == len(panes) and (order == np.arange(len(panes))).all():
+            return table  # already one row a pane, in order
+
+        def column(name: str) -> Any:
+            return table.column(name).to_numpy()[order]
+
+        def total(name: str) -> Any:
+            return np.add.reduceat(column(name), starts)
+
+        columns: dict[str, Any] = {PANE: ordered[starts], ROWS: total(ROWS)}
+        for i, job in enumerate(self.aggregates):
+            if job.column is None:
+                continue
+            n = columns[f"n{i}"] = total(f"n{i}")
+            if job.fn in ("sum", "mean", "variance", "stddev"):
+                columns[f"s{i}"] = total(f"s{i}")
+            if job.fn in ("variance", "stddev"):
+                columns[f"m{i}"] = np.add.reduceat(spread(
+                    column(f"n{i}"), column(f"s{i}"), column(f"m{i}"),
+                    columns[f"s{i}"] / np.maximum(n, 1), starts), starts)
+            if job.fn in ("min", "max"):
+                reduce = np.minimum if job.fn == "min" else np.maximum
+                columns[f"x{i}"] = reduce.reduceat(column(f"x{i}"), starts)
+                columns[f"nan{i}"] = total(f"nan{i}")
+        schema = self.pane_schema
+        combined = pa.table({name: pa.array(values, schema.field(name).type)
+                             for name, values in columns.items()})
+        first_row = pa.array(np.zeros(len(starts), dtype=np.int64))
+        for key in reversed(self.keys):
+            combined = combined.add_column(
+                0, key, table.column(key).combine_chunks().slice(0, 1).take(first_row))
+        return combined
 
     def extremes(self, i: int, job: AggregateJob, values: npt.NDArray[Any],
                  valid: npt.NDArray[np.bool_], starts: IntArray) -> dict[str, Any]:
@@ -249,53 +342,6 @@ class PaneKernel:
         fill = EXTREME_FILL[(job.fn, floats)]
         extreme = reduce.reduceat(np.where(number, data, fill), starts)
         return {f"x{i}": extreme, f"nan{i}": np.add.reduceat(nan.astype(np.int64), starts)}
-
-    def merge(self, carried: pa.Table, fresh: pa.Table) -> pa.Table:
-        """The carried panes and the fresh ones as one row per pane (each pane is once
-        in each, both sorted by pane)."""
-        old = carried.column(PANE).to_numpy()
-        new = fresh.column(PANE).to_numpy()
-        panes = np.union1d(old, new)
-        at_old = np.searchsorted(panes, old)
-        at_new = np.searchsorted(panes, new)
-        keys = pa.concat_tables([carried.select(list(self.keys)),
-                                 fresh.select(list(self.keys))]).slice(0, 1)
-        columns: dict[str, Any] = {PANE: panes}
-
-        def placed(table: pa.Table, at: IntArray, name: str, fill: Any = 0) -> Any:
-            """`table`'s column `name` spread over every pane (`fill` where absent)."""
-            values = table.column(name).to_numpy()
-            spread = np.full(len(panes), fill, dtype=values.dtype)
-            spread[at] = values
-            return spread
-
-        def both(name: str, fill: Any = 0) -> tuple[Any, Any]:
-            return placed(carried, at_old, name, fill), placed(fresh, at_new, name, fill)
-
-        columns[ROWS] = sum(both(ROWS))
-        for i, job in enumerate(self.aggregates):
-            if job.column is None:
-                continue
-            n_old, n_new = both(f"n{i}")
-            columns[f"n{i}"] = n_old + n_new
-            if job.fn in ("sum", "mean", "variance", "stddev"):
-                s_old, s_new = both(f"s{i}", 0.0)
-                columns[f"s{i}"] = s_old + s_new
-            if job.fn in ("variance", "stddev"):
-                columns[f"m{i}"] = chan(n_old, s_old, placed(carried, at_old, f"m{i}", 0.0),
-                                        n_new, s_new, placed(fresh, at_new, f"m{i}", 0.0))
-            if job.fn in ("min", "max"):
-                reduce = np.minimum if job.fn == "min" else np.maximum
-                columns[f"x{i}"] = reduce(*both(f"x{i}", EXTREME_FILL[
-                    (job.fn, job.value_class == "float")]))
-                columns[f"nan{i}"] = sum(both(f"nan{i}"))
-        schema = self.pane_schema
-        table = pa.table({name: pa.array(values, schema.field(name).type)
-                          for name, values in columns.items()})
-        first_row = pa.array(np.zeros(len(panes), dtype=np.int64))
-        for key in reversed(self.keys):
-            table = table.add_column(0, key, keys.column(key).take(first_row))
-        return table
 
     # ------------------------------------------------------------------ windows
 
@@ -361,14 +407,11 @@ class PaneKernel:
             if job.fn == "mean":
                 return self.floats(total(f"s{i}") / np.maximum(n, 1), n > 0, job)
             if job.fn in ("variance", "stddev"):
-                s = table.column(f"s{i}").to_numpy()[members]
-                m2 = table.column(f"m{i}").to_numpy()[members]
-                count = table.column(f"n{i}").to_numpy()[members]
-                mean = np.repeat(total(f"s{i}") / np.maximum(n, 1), np.diff(
-                    np.r_[starts, len(members)]))
-                own = np.where(count > 0, s / np.maximum(count, 1), 0.0)
-                spread = np.where(count > 0, m2 + count * (own - mean) ** 2, 0.0)
-                var = np.add.reduceat(spread, starts) / np.maximum(n - 1, 1)
+                count, sums, m2 = (table.column(f"{part}{i}").to_numpy()[members]
+                                   for part in "nsm")
+                deviations = spread(count, sums, m2, total(f"s{i}") / np.maximum(n, 1),
+                                    starts)
+                var = np.add.reduceat(deviations, starts) / np.maximum(n - 1, 1)
                 value = np.sqrt(var) if job.fn == "stddev" else var
                 return self.floats(value, n >= 2, job)
         extremes = table.column(f"x{i}").to_numpy()[members]
@@ -406,14 +449,13 @@ def counting_up(first: IntArray, counts: IntArray) -> IntArray:
     return result
 
 
-def chan(n_a: IntArray, s_a: FloatArray, m_a: FloatArray, n_b: IntArray, s_b: FloatArray,
-         m_b: FloatArray) -> FloatArray:
-    """The sum of squared deviations of two parts together, from each part's count,
-    sum and own sum of squared deviations."""
-    n = n_a + n_b
+def spread(count: IntArray, sums: FloatArray, m2: FloatArray, means: FloatArray,
+           starts: IntArray) -> FloatArray:
+    """Each part's share of its group's sum of squared deviations (groups begin at
+    `starts`, `means` one per group): its own, plus its count times the square of its
+    mean's distance from the group's (parts without values: 0)."""
+    mean = np.repeat(means, np.diff(np.r_[starts, len(count)]))
     with np.errstate(divide="ignore", invalid="ignore"):
-        delta = s_b / np.maximum(n_b, 1) - s_a / np.maximum(n_a, 1)
-        cross = np.where((n_a > 0) & (n_b > 0),
-                         delta * delta * n_a * n_b / np.maximum(n, 1), 0.0)
-    result: FloatArray = m_a + m_b + cross
+        own = np.where(count > 0, sums / np.maximum(count, 1), 0.0)
+        result: FloatArray = np.where(count > 0, m2 + count * (own - mean) ** 2, 0.0)
     return result

@@ -21,8 +21,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from wisp.engine.processor import PanePacker
 from wisp.runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
-from wisp.runtime.streaming import StreamKernel, StreamState
+from wisp.runtime.stream_panes import PaneKernel
+from wisp.runtime.streaming import StreamKernel, StreamState, table_of
 
 
 @dataclass
@@ -42,10 +44,13 @@ class Simulation:
 
 def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
              lateness_micros: int, emit_late: bool = False,
-             inputs: tuple[str, Mapping[Any, int]] | None = None) -> Simulation:
+             inputs: tuple[str, Mapping[Any, int]] | None = None,
+             spark_filter: bool | None = None) -> Simulation:
     """Run `batches` (tables in the kernel's input schema, one key column `key`);
     with `inputs` (a column and each of its values' lateness in microseconds), one
-    watermark per input, `lateness_micros` unused."""
+    watermark per input, `lateness_micros` unused. `spark_filter`: whether Spark's late
+    filter is on (by default when late rows are counted; never for pane partials)."""
+    filtered = not emit_late if spark_filter is None else spark_filter
     states: dict[Any, tuple[Any, ...]] = {}
     timers: dict[Any, int] = {}
     current = 0  # the watermark the handlers of this batch see
@@ -64,7 +69,7 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
                                     ticks.tolist(), strict=True):
                     newest_of[value] = max(newest_of.get(value, int(t) // 1000),
                                            int(t) // 1000)
-        if not emit_late:
+        if filtered:
             on_time = ticks > previous * 1000 if previous > 0 else ticks == ticks
             result.late += int((~on_time).sum())
             batch = batch.filter(pa.array(on_time))
@@ -73,7 +78,7 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
                 if value is not None else batch.filter(pa.compute.is_null(batch.column(key)))
             state = _load(states.get(value), stream)
             rows, late = stream.split_late(state, rows)
-            assert emit_late or late.num_rows == 0
+            assert not filtered or late.num_rows == 0
             result.late += late.num_rows
             result.late_rows.append((late, previous))
             result.accepted.append(rows)
@@ -180,4 +185,64 @@ def simulate_buckets(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
             current = max(current, newest_ms - lateness_micros // 1000)
     result.pending = sum(buckets.pending_rows(buckets.from_bytes(b))
                          for b in states.values())
+    return result
+
+
+def simulate_partials(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
+                      lateness_micros: int, bucket_of: Any, places: Sequence[int]
+                      ) -> BucketSimulation:
+    """`simulate_buckets` for pane partials with late rows counted: Spark's late filter
+    is off; each batch's rows are dealt over places (tasks) in turn, `places[i]` rows to
+    place i (cycling), and each place reduces its rows to each bucket's partials
+    (`PanePacker`, with the bucket of each row in a column); each bucket's data handler
+    gets the partials of every place (`KeyBuckets.on_partials`), then the timers run."""
+    assert isinstance(buckets.stream.kernel, PaneKernel)
+    packer = PanePacker(buckets.stream.kernel, buckets.stream.schema, "__bucket")
+    states: dict[int, bytes] = {}
+    timers: dict[int, int] = {}
+    current = 0
+    newest_ms: int | None = None
+    result = BucketSimulation()
+
+    def load(bucket: int) -> BucketState | None:
+        blob = states.get(bucket)
+        return None if blob is None else buckets.from_bytes(blob)
+
+    def keep(bucket: int, step: BucketStep, out: list[dict[str, Any]]) -> None:
+        states[bucket] = buckets.to_bytes(step.state)
+        if step.timer is None:
+            timers.pop(bucket, None)
+        else:
+            timers[bucket] = step.timer
+        result.late += step.counted
+        out += [r for b in step.outputs for r in b.to_pylist()]
+
+    for batch in batches:
+        ticks = buckets.stream.ticks(batch)
+        if batch.num_rows:
+            batch_max = int(ticks.max()) // 1000
+            newest_ms = batch_max if newest_ms is None else max(newest_ms, batch_max)
+        labels = pa.array([bucket_of(v) for v in batch.column(key).to_pylist()], pa.int32())
+        rows = batch.append_column("__bucket", labels)
+        packed: dict[int, list[pa.Table]] = {}
+        start, turn = 0, 0
+        while start < rows.num_rows:
+            size = max(1, places[turn % len(places)])
+            for record in packer(iter(rows.slice(start, size).to_batches())):
+                for bucket, blob in zip(record.column(0).to_pylist(),
+                                        record.column(1).to_pylist(), strict=True):
+                    packed.setdefault(bucket, []).append(table_of(blob))
+            start, turn = start + size, turn + 1
+        out: list[dict[str, Any]] = []
+        for bucket, tables in packed.items():
+            keep(bucket, buckets.on_partials(load(bucket), pa.concat_tables(tables),
+                                             current), out)
+        for bucket, timer in sorted(timers.items()):
+            if timer <= current:
+                del timers[bucket]
+                keep(bucket, buckets.on_timer(load(bucket), current), out)
+        result.emitted.append(out)
+        result.late_rows.append([])
+        if newest_ms is not None:
+            current = max(current, newest_ms - lateness_micros // 1000)
     return result

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from simulator import simulate, simulate_buckets
-from test_stream_panes import pane_kernel
-from test_stream_simulated import INPUT, SECOND, Stream, frames, streams
+from simulator import simulate, simulate_buckets, simulate_partials
+from test_stream_panes import DATE_INPUT, as_dates, pane_kernel
+from test_stream_simulated import INPUT, SECOND, Stream, frames, streams, table
 
 from wisp.errors import WispInputError
 from wisp.plan.frames import RangeFrame
@@ -36,9 +36,10 @@ def bucket_map(spread: list[int]) -> Any:
     return lambda value: labels[value]
 
 
-def check_same_as_per_key(stream: StreamKernel, data: Stream, spread: list[int]) -> None:
+def check_same_as_per_key(stream: StreamKernel, data: Stream, spread: list[int],
+                          spark_filter: bool | None = None) -> None:
     batches, lateness, emit_late = data
-    by_key = simulate(stream, batches, "k", lateness, emit_late)
+    by_key = simulate(stream, batches, "k", lateness, emit_late, spark_filter=spark_filter)
     buckets = KeyBuckets(stream, KEY_SCHEMA)
     by_bucket = simulate_buckets(buckets, batches, "k", lateness, emit_late,
                                  bucket_map(spread))
@@ -53,12 +54,29 @@ def check_same_as_per_key(stream: StreamKernel, data: Stream, spread: list[int])
 
 @settings(max_examples=120, deadline=None)
 @given(data=streams(), size=st.integers(1, 8), hop=st.integers(1, 8),
-       spread=st.lists(st.integers(0, 2), min_size=3, max_size=3))
+       spread=st.lists(st.integers(0, 2), min_size=3, max_size=3),
+       places=st.lists(st.integers(1, 6), min_size=1, max_size=3), date=st.booleans())
 def test_pane_windows_by_bucket_are_the_per_key_rows(
-        data: Stream, size: int, hop: int, spread: list[int]) -> None:
-    stream = StreamKernel(pane_kernel(size, hop, 0), INPUT, "t", "integer", ("t", "v"),
-                          "spec")
-    check_same_as_per_key(stream, data, spread)
+        data: Stream, size: int, hop: int, spread: list[int], places: list[int],
+        date: bool) -> None:
+    """Late rows emitted: the rows go to the buckets as they are. Counted: each place
+    (task) reduces its rows to pane partials per bucket first, and the buckets add up
+    the partials of every place. Either way, batch by batch, the per-key rows (Spark's
+    late filter off: a row is late once a window holding it is closed for its key)."""
+    data = as_dates(data) if date else data
+    stream = StreamKernel(pane_kernel(size, hop, 0, date), DATE_INPUT if date else INPUT,
+                          "t", "date" if date else "integer", ("t", "v"), "spec")
+    if data[2]:
+        check_same_as_per_key(stream, data, spread, spark_filter=False)
+        return
+    batches, lateness, _ = data
+    by_key = simulate(stream, batches, "k", lateness, spark_filter=False)
+    by_bucket = simulate_partials(KeyBuckets(stream, KEY_SCHEMA), batches, "k", lateness,
+                                  bucket_map(spread), places)
+    assert [len(rows) for rows in by_bucket.emitted] == by_key.batch_rows
+    assert shown([r for rows in by_bucket.emitted for r in rows]) == shown(
+        [r for b in by_key.emitted for r in b.to_pylist()])
+    assert by_bucket.late == by_key.late
 
 
 @settings(max_examples=80, deadline=None)
@@ -115,3 +133,17 @@ def test_state_of_another_query_is_refused() -> None:
         other.from_bytes(blob)
     assert buckets.from_bytes(blob).entries.keys() == {("a",)}
     assert BucketState().timer() is None
+
+
+def test_late_rows_reduced_to_one_pane_count_each_row() -> None:
+    """Two rows of one key in a pane whose window its key has closed arrive together,
+    reduced to one partial: both are late, counted one by one."""
+    stream = StreamKernel(pane_kernel(4, 4, 0), INPUT, "t", "integer", ("t", "v"), "spec")
+    batches = [table([("a", t * SECOND, 1.0)]) for t in (1, 10, 11)] + [
+        table([("a", SECOND // 2, 2.0), ("a", 3 * SECOND // 2, 3.0)]), table([])]
+    by_key = simulate(stream, batches, "k", 1000, spark_filter=False)
+    by_bucket = simulate_partials(KeyBuckets(stream, KEY_SCHEMA), batches, "k", 1000,
+                                  lambda value: 0, [5])
+    assert by_key.late == by_bucket.late == 2
+    assert [(r["window_start"], r["count"]) for rows in by_bucket.emitted
+            for r in rows] == [(0, 1)]  # [0, 2) holds the row at 1 s alone

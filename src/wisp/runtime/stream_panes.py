@@ -162,15 +162,18 @@ class PaneKernel:
         return pa.concat_batches(outs) if outs else self.empty()
 
     def wake(self, state: KernelState) -> Horizon | None:
-        """The end of the earliest window not emitted that holds a carried pane (in
-        ticks of the time column): the least horizon at which a step emits it."""
+        """The least horizon (ticks of the time column) at which a step emits the
+        earliest window not emitted that holds a carried pane: its end (for date time,
+        one tick past the start of its last day)."""
         if state.rows.num_rows == 0:
             return None
         first, _ = self.window_range(state.rows.column(PANE).to_numpy())
         done = state.scalars.get(DONE)
         k = int(first.min()) if not isinstance(done, int) else max(int(first.min()), done)
         w = self.window
-        return (w.origin + k * w.hop + w.size) * self.unit
+        end = w.origin + k * w.hop + w.size  # date time: the day after the window's
+        # last lies past a horizon just past the day before it (`first_start`)
+        return (end - 1) * self.unit + 1
 
     # -------------------------------------------------------------------- panes
 
@@ -203,18 +206,23 @@ class PaneKernel:
         result: IntArray = (ticks - w.origin) // self.pane
         return result
 
-    def earliest_end(self, ticks: IntArray) -> IntArray:
-        """For times in ticks of the time column, the end of the earliest window holding
-        each (in the same ticks): a row is late once its key's windows were closed up to
-        there (`runtime.streaming.StreamKernel.split_late`)."""
-        return self.pane_earliest_end(self.panes_of(ticks // self.unit))
+    def late_times(self, state: KernelState | None, ticks: IntArray) -> npt.NDArray[np.bool_]:
+        """Which times (ticks of the time column) come too late for this key's state: a
+        window holding them is already closed (`late_panes`)."""
+        return self.late_panes(state, self.panes_of(ticks // self.unit))
 
-    def pane_earliest_end(self, panes: IntArray) -> IntArray:
-        """`earliest_end` of each pane's times."""
+    def late_panes(self, state: KernelState | None, panes: IntArray) -> npt.NDArray[np.bool_]:
+        """Which panes' rows come too late: the earliest window holding the pane is
+        before the first window not yet closed (`DONE`), so it was written (or closed
+        empty) without them. A later window alone would take them, which would make the
+        rows in windows depend on where they fall: every window holding a row gets it,
+        or the row is late."""
+        done = None if state is None else state.scalars.get(DONE)
+        if not isinstance(done, int):
+            return np.zeros(len(panes), dtype=bool)
         first, _ = self.window_range(panes)
-        w = self.window
-        result: IntArray = (w.origin + first * w.hop + w.size) * self.unit
-        return result
+        late: npt.NDArray[np.bool_] = first < done
+        return late
 
     @cached_property
     def pane_schema(self) -> pa.Schema:

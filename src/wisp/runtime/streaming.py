@@ -137,12 +137,13 @@ class StreamKernel:
         time lies below the horizon the key's kernel was already fed up to, so that
         outputs it belongs to may have been emitted. Spark's own late filter (the
         default) drops every such row before the operator; with `on_late="emit"` it is
-        off and they arrive here. The pane kernel takes a row as long as the earliest
-        window holding it ends beyond that horizon (Spark's filter is off for it)."""
+        off and they arrive here. The pane kernel takes a row as long as no window holding
+        it was closed for the key (`PaneKernel.late_times`; Spark's filter is off for
+        it)."""
         if state is None or state.fed == 0 or rows.num_rows == 0:
             return rows, rows.slice(0, 0)
         ticks = self.ticks(rows)
-        late = (self.kernel.earliest_end(ticks) <= state.fed
+        late = (self.kernel.late_times(state.kernel, ticks)
                 if isinstance(self.kernel, PaneKernel) else ticks < state.fed)
         if not late.any():
             return rows, rows.slice(0, 0)
@@ -158,8 +159,8 @@ class StreamKernel:
         else:
             shown = f"{ticks} (ticks)"
         if isinstance(self.kernel, PaneKernel):
-            return (f"its earliest window ends at or below the watermark {shown}, up to "
-                    "which the key's windows were already written")
+            return (f"a window holding it was already closed for its key, at the "
+                    f"watermark {shown}")
         return (f"at or below the watermark {shown}, up to which the key's rows were "
                 "already in windows")
 
@@ -180,7 +181,7 @@ class StreamKernel:
         assert isinstance(self.kernel, PaneKernel)
         if state is None or state.fed == 0 or partials.num_rows == 0:
             return partials, 0
-        late = self.kernel.pane_earliest_end(partials.column(PANE).to_numpy()) <= state.fed
+        late = self.kernel.late_panes(state.kernel, partials.column(PANE).to_numpy())
         if not late.any():
             return partials, 0
         rows = int(partials.column(ROWS).to_numpy()[late].sum())

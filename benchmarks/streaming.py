@@ -1,13 +1,18 @@
 """Streams: throughput per window kind, state size over a soak, and the per-batch floor.
 
     python -m benchmarks.streaming [--batches 20] [--rows 100000] [--keys 100]
-                                   [--only tumbling,range] [--output /tmp/streaming.md]
+                                   [--rounds 1] [--only tumbling,range]
+                                   [--output /tmp/streaming.md]
 
 The source is Spark's `rate-micro-batch` (deterministic: `rows` rows a batch, event
 times advancing one second a batch, spread evenly within it), keyed by `value % keys`,
 value `v` from `value`. Each case runs `batches` micro-batches into the `noop` sink,
 one after the other; the figures come from the query's progress reports (Spark's
 `triggerExecution` time per batch), leaving out the first two batches (start-up).
+A warm-up run of the native query goes first (the JVM's first queries are slower, by a
+third and more in this session), then `rounds` rounds of every case in turn; the table
+gives the median of each case's runs and the median of its ratios to the native run of
+the same round.
 `clock` is `Dynamic(ws.clock("1s"), start="-2s")`; `dynamic` takes its anchors from a
 second rate-micro-batch stream (`ANCHOR_ROWS` a batch, 100 keys). `Tumbling("10s")`
 runs also as Spark's own streaming `groupBy(window(...))`, in the same
@@ -15,7 +20,9 @@ session, with the same watermark: the ratio is wisp's time over Spark's. The cas
 `operator_floor` is Spark's stateful operator for Python (`transformWithStateInPandas`,
 grouped by key, event time) with a processor that reads its rows and does nothing else:
 the least any query on that operator costs; `operator_floor_buckets` the same grouped by
-a hash of the key into 16 buckets, as pane queries group their keys. "State rows"
+a hash of the key into 16 buckets; `operator_floor_partials` the same after each task
+reduced its rows to counts and sums per key and pane (`mapInArrow`), as pane queries
+with late rows counted do. "State rows"
 is the stateful operator's `numRowsTotal` after the last batch (one value per key for
 wisp; one per bucket of keys, at most 16, for `Tumbling`/`Hopping` on pane partials) and
 "state MiB" its `memoryUsedBytes`; a soak is flat when these stop growing.
@@ -27,6 +34,7 @@ import argparse
 import datetime as dt
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -36,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import (
@@ -138,6 +148,34 @@ def operator_floor_buckets(df: DataFrame) -> DataFrame:
             .transformWithStateInPandas(NothingProcessor(), "n long", "Append", "EventTime"))
 
 
+PARTIALS_TYPE = "bucket int, k long, pane long, rows long, n long, s double"
+
+
+def pane_counts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Each task's rows as counts and sums per (bucket, key, 10 s pane)."""
+    for batch in batches:
+        table = pa.Table.from_batches([batch])
+        pane = pc.divide(pc.cast(pc.cast(table.column("ts"), pa.int64()), pa.int64()),
+                         10_000_000)
+        grouped = pa.table({"bucket": table.column("bucket"), "k": table.column("k"),
+                            "pane": pane, "v": table.column("v")}).group_by(
+            ["bucket", "k", "pane"], use_threads=False).aggregate(
+            [("v", "count"), ("v", "count"), ("v", "sum")])
+        yield from grouped.rename_columns(["bucket", "k", "pane", "rows", "n", "s"]) \
+            .to_batches()
+
+
+def operator_floor_partials(df: DataFrame) -> DataFrame:
+    """The floor of pane queries: each task's rows reduced to counts and sums per key
+    and pane (`mapInArrow`) before the operator grouped by 16 buckets, whose processor
+    does nothing."""
+    bucket = F.pmod(F.xxhash64("k"), F.lit(16)).cast("int").alias("bucket")
+    reduced = (df.withWatermark("ts", "2 seconds").select(bucket, "k", "ts", "v")
+               .mapInArrow(pane_counts, PARTIALS_TYPE))
+    return reduced.groupBy("bucket").transformWithStateInPandas(
+        NothingProcessor(), "n long", "Append", "EventTime")
+
+
 def native_tumbling(df: DataFrame) -> DataFrame:
     return (df.withWatermark("ts", "2 seconds")
             .groupBy(F.window("ts", "10 seconds"), "k").agg(F.count("*"), F.avg("v")))
@@ -176,61 +214,81 @@ def measured(df: DataFrame, batches: int, directory: Path) -> Measure:
                    operators[0].get("memoryUsedBytes", 0) / (1 << 20))
 
 
+Build = Callable[[SparkSession, int, int], DataFrame]
+
+
+def floor_run(floor: Callable[[DataFrame], DataFrame]) -> Build:
+    return lambda spark, rows, keys: floor(rate(spark, rows, keys))
+
+
+def case_run(case: Case) -> Build:
+    return lambda spark, rows, keys: case.query(ws.events(rate(spark, rows, keys), time="ts",
+                                                          key="k", lateness="2s"))
+
+
+def runs(args: argparse.Namespace) -> list[tuple[str, str, Build]]:
+    """The measured queries in order (name, label, build), native first."""
+    wanted = set(args.only.split(",")) if args.only else None
+    found: list[tuple[str, str, Build]] = []
+    if wanted is None or "tumbling" in wanted:
+        found.append(("native", "native groupBy(window) tumbling",
+                      lambda spark, rows, keys: native_tumbling(rate(spark, rows, keys))))
+    floors: list[tuple[str, str, Callable[[DataFrame], DataFrame]]] = [
+        ("operator_floor", "operator_floor (a processor doing nothing)", operator_floor),
+        ("operator_floor_buckets", "operator_floor_buckets (the same, keys in 16 buckets)",
+         operator_floor_buckets),
+        ("operator_floor_partials", "operator_floor_partials (rows reduced per key and "
+         "pane first)", operator_floor_partials)]
+    for name, label, floor in floors:
+        if wanted is None or name in wanted:
+            found.append((name, label, floor_run(floor)))
+    for case in CASES:
+        if wanted is None or case.name in wanted:
+            found.append((case.name, case.name, case_run(case)))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--keys", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--only", default=None)
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
     spark = session()
     lines = [f"{args.batches} micro-batches of {args.rows:,} events over {args.keys} keys "
              f"(rate-micro-batch, one second of event time a batch), lateness 2 s, "
-             f"noop sink, local[2], {dt.date.today()}.", "",
+             f"noop sink, local[2], {dt.date.today()}; after a warm-up run of the native "
+             f"query, {args.rounds} round(s) of every case in turn: the median ms / batch "
+             "and the median of each round's ratio to that round's native run.", "",
              "| case | events/s | ms / batch | vs native | state rows | state MiB |",
              "|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     scratch = Path(tempfile.mkdtemp(prefix="wisp-stream-bench-"))
-    native: Measure | None = None
-    try:
-        if not args.only or "tumbling" in args.only.split(","):
-            native = measured(native_tumbling(rate(spark, args.rows, args.keys)),
-                              args.batches, scratch / "native")
-            line = (f"| native groupBy(window) tumbling | {native.events_per_s:,.0f} | "
-                    f"{native.batch_ms:,.0f} | 1.00 | {native.state_rows:,} | "
-                    f"{native.state_mib:.1f} |")
-            lines.append(line)
-            print(line, flush=True)
-        floors = [("operator_floor", "operator_floor (a processor doing nothing)",
-                   operator_floor),
-                  ("operator_floor_buckets",
-                   "operator_floor_buckets (the same, keys in 16 buckets)",
-                   operator_floor_buckets)]
-        for name, label, build in floors:
-            if args.only and name not in args.only.split(","):
-                continue
-            floor = measured(build(rate(spark, args.rows, args.keys)), args.batches,
-                             scratch / name)
-            ratio = f"{floor.batch_ms / native.batch_ms:.2f}" if native is not None else "-"
-            line = (f"| {label} | {floor.events_per_s:,.0f} | {floor.batch_ms:,.0f} | "
-                    f"{ratio} | {floor.state_rows:,} | {floor.state_mib:.1f} |")
-            lines.append(line)
-            print(line, flush=True)
-        for case in CASES:
-            if args.only and case.name not in args.only.split(","):
-                continue
-            ev = ws.events(rate(spark, args.rows, args.keys), time="ts", key="k",
-                           lateness="2s")
-            found = measured(case.query(ev), args.batches, scratch / case.name)
-            ratio = (f"{found.batch_ms / native.batch_ms:.2f}"
-                     if case.name == "tumbling" and native is not None else "-")
-            line = (f"| {case.name} | {found.events_per_s:,.0f} | {found.batch_ms:,.0f} | "
-                    f"{ratio} | {found.state_rows:,} | {found.state_mib:.1f} |")
-            lines.append(line)
-            print(line, flush=True)
+    queries = runs(args)
+    found: dict[str, list[Measure]] = {name: [] for name, _, _ in queries}
+    try:  # the JVM's first queries run slower while its code warms up
+        measured(native_tumbling(rate(spark, args.rows, args.keys)), 8, scratch / "warm")
+        for round_ in range(args.rounds):
+            for name, _, build in queries:
+                found[name].append(measured(build(spark, args.rows, args.keys),
+                                            args.batches, scratch / f"{name}-{round_}"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    natives = found.get("native")
+    for name, label, _ in queries:
+        ms = statistics.median(m.batch_ms for m in found[name])
+        ratio = "-"
+        if natives and (name == "native" or name == "tumbling" or "floor" in name):
+            pairs = zip(found[name], natives, strict=True)
+            ratio = f"{statistics.median(m.batch_ms / n.batch_ms for m, n in pairs):.2f}"
+        last = found[name][-1]
+        line = (f"| {label} | {args.rows / (ms / 1000):,.0f} | {ms:,.0f} | {ratio} | "
+                f"{last.state_rows:,} | {last.state_mib:.1f} |")
+        lines.append(line)
+        print(line, flush=True)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text("\n".join(lines) + "\n")

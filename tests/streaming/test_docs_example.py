@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+
+import wisp as ws
 
 pytestmark = pytest.mark.spark
 
@@ -55,3 +59,33 @@ def test_the_streaming_page_late_rows_example(first_block: tuple[dict[str, Any],
     windows = namespace["windows"].collect()  # type: ignore[attr-defined]
     assert sorted((r["k"], r["time"].second) for r in windows) == [
         ("a", 10), ("a", 16), ("a", 20), ("b", 11)]
+
+
+def test_the_streaming_page_tumbling_late_rule(first_block: tuple[dict[str, Any], str]
+                                               ) -> None:
+    """The page's `Tumbling` variant of its example: ("a", 12) goes into [10 s, 20 s)
+    (written in the fourth batch with 10, 16 and 12 s); ("a", 14) in a fifth batch is
+    late, counted."""
+    namespace = first_block[0]
+    spark, base = namespace["spark"], namespace["base"]
+
+    def run() -> dict[str, Any]:
+        stream = namespace["stream"]
+        out = ws.events(stream, time="ts", key="k", lateness="5s").window(
+            ws.Tumbling("10s")).agg(ws.count(), ws.sum("v"))
+        query = (out.writeStream.format("parquet")
+                 .option("checkpointLocation", f"{base}/checkpoint-tumbling")
+                 .trigger(availableNow=True).start(f"{base}/out-tumbling"))
+        query.awaitTermination()
+        return ws.stream_report(query)
+
+    first = run()
+    path = f"{base}/in/4.json"
+    with open(path, "w") as f:
+        f.write(json.dumps({"k": "a", "t": 14, "v": 9.0}) + "\n")
+    os.utime(path, (1004, 1004))
+    second = run()
+    rows = spark.read.parquet(f"{base}/out-tumbling").collect()
+    assert sorted((r["k"], r["window_start"].second, r["count"], r["sum_v"])
+                  for r in rows) == [("a", 10, 3, 10.0), ("b", 10, 1, 2.0)]
+    assert (first["late"], second["late"]) == (0, 1)

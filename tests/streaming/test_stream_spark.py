@@ -496,6 +496,9 @@ def test_tumbling_windows_carry_pane_partials_where_every_aggregation_has_them(
     assert "Strategy stream: Structured Streaming" in panes
     assert "panes of gcd(size, hop)" in panes
     assert "State per key: one row of partial aggregates per non-empty pane" in panes
+    assert "each task reduces its rows to one row of partial aggregates per key and " \
+        "pane" in panes
+    assert "a row is late when a window holding it was already closed for its key" in panes
     rows = ws.explain(ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.first("v")))
     assert "State per key: the rows of the windows not yet final" in rows
 

@@ -119,12 +119,32 @@ class StreamPlan(Plan):
     strategy = STREAM_STRATEGY
 
     def how(self) -> str:
+        if isinstance(self.inner, PanesPlan) and self.source.on_late != "emit":
+            keyed = bool(self.source.key)
+            sent = (f"sent as one Arrow payload per bucket of keys (a hash of the key into "
+                    f"{KEY_BUCKETS} buckets)" if keyed else "sent as one Arrow payload")
+            return ("Structured Streaming: where the rows are read, each task reduces "
+                    f"its rows to one row of partial aggregates per {'key and ' * keyed}"
+                    "pane (panes of gcd(size, hop); row and value counts, sums, squared "
+                    "deviations, extremes), "
+                    f"{sent}, to Spark's stateful operator (transformWithStateInPandas, "
+                    "event time, RocksDB state store), which adds them to the panes"
+                    + (" of their keys (one stored value per bucket holds the state of "
+                       "each of its keys)" if keyed else "")
+                    + "; a window is written from its panes' partials once no later row "
+                    f"can fall in it. State per key: {self.state}. Emitted: {self.emits}. "
+                    "Late rows: Spark's late filter is off (it reads each row's time); a "
+                    "row is late when a window holding it was already closed for its key, "
+                    "and wisp's operator drops and counts it (wisp.stream_report). One "
+                    "event-time timer " + ("per bucket, at its keys' earliest, wakes the "
+                                           "keys" if keyed else "wakes the operator")
+                    + " when a window can be final.")
         if isinstance(self.inner, PanesPlan) and self.source.key:
             return ("Structured Streaming: rows grouped by a hash of the key into "
                     f"{KEY_BUCKETS} buckets, in Spark's stateful operator "
                     "(transformWithStateInPandas, event time, RocksDB state store); one "
                     "stored value per bucket holds the state of each of its keys; per key, "
-                    f"{self.inner.how()[4:]} State per key: {self.state}. Emitted: "
+                    f"{self.inner.how()} State per key: {self.state}. Emitted: "
                     f"{self.emits}. {self.late()} One event-time timer per bucket, at its "
                     "keys' earliest, wakes the keys whose next window can be final.")
         if isinstance(self.inner, PanesPlan):
@@ -152,6 +172,10 @@ class StreamPlan(Plan):
                 "wakes it when its next output can be final.")
 
     def late(self) -> str:
+        if self.source.on_late == "emit" and isinstance(self.inner, PanesPlan):
+            return ("Late rows (on_late='emit'): Spark's late filter is off; a row in a "
+                    "window already closed for its key comes out as a row with "
+                    "late_reason and late_row set (wisp.stream_report counts them).")
         if self.source.on_late == "emit":
             return ("Late rows (on_late='emit'): Spark's late filter is off; a row below "
                     "the watermark its key was already fed up to comes out as a row with "

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from wisp.engine.processor import PanePacker
 from wisp.runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
+from wisp.runtime.stream_pane_buckets import PaneBucket, PaneBuckets, PaneStep
 from wisp.runtime.stream_panes import PaneKernel
 from wisp.runtime.streaming import StreamKernel, StreamState, table_of
 
@@ -188,14 +189,14 @@ def simulate_buckets(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
     return result
 
 
-def simulate_partials(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
+def simulate_partials(buckets: PaneBuckets, batches: Sequence[pa.Table], key: str,
                       lateness_micros: int, bucket_of: Any, places: Sequence[int]
                       ) -> BucketSimulation:
     """`simulate_buckets` for pane partials with late rows counted: Spark's late filter
     is off; each batch's rows are dealt over places (tasks) in turn, `places[i]` rows to
     place i (cycling), and each place reduces its rows to each bucket's partials
     (`PanePacker`, with the bucket of each row in a column); each bucket's data handler
-    gets the partials of every place (`KeyBuckets.on_partials`), then the timers run."""
+    gets the partials of every place (`PaneBuckets.on_partials`), then the timers run."""
     assert isinstance(buckets.stream.kernel, PaneKernel)
     packer = PanePacker(buckets.stream.kernel, buckets.stream.schema, "__bucket")
     states: dict[int, bytes] = {}
@@ -204,11 +205,11 @@ def simulate_partials(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str
     newest_ms: int | None = None
     result = BucketSimulation()
 
-    def load(bucket: int) -> BucketState | None:
+    def load(bucket: int) -> PaneBucket | None:
         blob = states.get(bucket)
         return None if blob is None else buckets.from_bytes(blob)
 
-    def keep(bucket: int, step: BucketStep, out: list[dict[str, Any]]) -> None:
+    def keep(bucket: int, step: PaneStep, out: list[dict[str, Any]]) -> None:
         states[bucket] = buckets.to_bytes(step.state)
         if step.timer is None:
             timers.pop(bucket, None)

@@ -20,6 +20,7 @@ from test_stream_simulated import INPUT, SECOND, Stream, frames, streams, table
 from wisp.errors import WispInputError
 from wisp.plan.frames import RangeFrame
 from wisp.runtime.stream_buckets import BucketState, KeyBuckets
+from wisp.runtime.stream_pane_buckets import PaneBuckets
 from wisp.runtime.stream_panes import PaneKernel
 from wisp.runtime.streaming import StreamKernel
 
@@ -71,7 +72,7 @@ def test_pane_windows_by_bucket_are_the_per_key_rows(
         return
     batches, lateness, _ = data
     by_key = simulate(stream, batches, "k", lateness, spark_filter=False)
-    by_bucket = simulate_partials(KeyBuckets(stream, KEY_SCHEMA), batches, "k", lateness,
+    by_bucket = simulate_partials(PaneBuckets(stream, KEY_SCHEMA), batches, "k", lateness,
                                   bucket_map(spread), places)
     assert [len(rows) for rows in by_bucket.emitted] == by_key.batch_rows
     assert shown([r for rows in by_bucket.emitted for r in rows]) == shown(
@@ -142,8 +143,22 @@ def test_late_rows_reduced_to_one_pane_count_each_row() -> None:
     batches = [table([("a", t * SECOND, 1.0)]) for t in (1, 10, 11)] + [
         table([("a", SECOND // 2, 2.0), ("a", 3 * SECOND // 2, 3.0)]), table([])]
     by_key = simulate(stream, batches, "k", 1000, spark_filter=False)
-    by_bucket = simulate_partials(KeyBuckets(stream, KEY_SCHEMA), batches, "k", 1000,
+    by_bucket = simulate_partials(PaneBuckets(stream, KEY_SCHEMA), batches, "k", 1000,
                                   lambda value: 0, [5])
     assert by_key.late == by_bucket.late == 2
     assert [(r["window_start"], r["count"]) for rows in by_bucket.emitted
             for r in rows] == [(0, 1)]  # [0, 2) holds the row at 1 s alone
+
+
+def test_late_rows_of_a_key_without_open_panes_are_counted() -> None:
+    """Key a's one window is written by its timer; rows of a later batch in it are late,
+    and its bucket has no open pane left to add anything to."""
+    stream = StreamKernel(pane_kernel(4, 4, 0), INPUT, "t", "integer", ("t", "v"), "spec")
+    batches = [table([("a", SECOND, 1.0)]), table([("b", 10 * SECOND, 1.0)]),
+               table([("b", 11 * SECOND, 1.0)]),
+               table([("a", SECOND // 2, 2.0), ("a", SECOND, 3.0)]), table([])]
+    by_key = simulate(stream, batches, "k", 1000, spark_filter=False)
+    by_bucket = simulate_partials(PaneBuckets(stream, KEY_SCHEMA), batches, "k", 1000,
+                                  lambda value: int(value == "b"), [5])
+    assert by_key.late == by_bucket.late == 2
+    assert [(r["k"], r["count"]) for rows in by_bucket.emitted for r in rows] == [("a", 1)]

@@ -30,6 +30,7 @@ import wisp as ws
 from wisp.engine import streaming as stream_engine
 from wisp.engine.streaming import ROCKSDB, STATE_STORE
 from wisp.events import LatePolicy
+from wisp.runtime.stream_pane_buckets import PaneBuckets
 from wisp.runtime.streaming import StreamKernel
 
 pytestmark = pytest.mark.spark
@@ -549,6 +550,16 @@ class FailingStream(StreamKernel):
         return super().on_timer(state, watermark_ms)
 
 
+@dataclasses.dataclass(frozen=True)
+class FailingPaneBuckets(PaneBuckets):
+    """The logic of a bucket of pane partials, its timer failing once where a marker
+    says."""
+
+    def on_timer(self, stored: Any, watermark_ms: int) -> Any:
+        _fault("timer")
+        return super().on_timer(stored, watermark_ms)
+
+
 @pytest.mark.parametrize("handler", ["rows", "timer"])
 def test_a_failure_in_a_handler_then_a_restart_loses_and_repeats_nothing(
         streaming: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -557,7 +568,8 @@ def test_a_failure_in_a_handler_then_a_restart_loses_and_repeats_nothing(
     run before which a marker makes one handler fail (with state and timers already
     stored): the query stops with the error and is started again. The rows written equal
     the batch rows, each once. The timer fails in a query whose keys share stored values
-    (`Tumbling` on pane partials: keys in buckets), while its bucket is handled."""
+    (`Tumbling` on pane partials: a bucket's keys and panes in one value), while its
+    bucket is handled."""
     query, closing = (range_query, "window_end") if handler == "rows" else KINDS["tumbling"]
     got = rows_through_one_failure(streaming, tmp_path, monkeypatch, query, handler)
     want = final_batch_rows(streaming, query, lambda r: seconds(r[closing]) <= WATERMARK,
@@ -573,6 +585,7 @@ def rows_through_one_failure(streaming: SparkSession, tmp_path: Path,
     `handler` (`rows` or `timer`) and then started again."""
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     monkeypatch.setattr(stream_engine, "StreamKernel", FailingStream)
+    monkeypatch.setattr(stream_engine, "PaneBuckets", FailingPaneBuckets)
     FAULTS.mkdir(exist_ok=True)
     incoming, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "chk"
     incoming.mkdir()

@@ -1,12 +1,15 @@
 """The stateful processors Spark runs per key of a stream (`transformWithStateInPandas`):
 thin shells around `runtime.streaming.StreamKernel`, which holds the logic
-(`BucketProcessor`: per bucket of keys, around `runtime.stream_buckets.KeyBuckets`).
+(`BucketProcessor`: per bucket of keys, around `runtime.stream_buckets.KeyBuckets`;
+`PartialsProcessor`: per bucket of pane partials that `PanePacker` reduced where the
+rows were read, around `runtime.stream_pane_buckets.PaneBuckets`).
 
 Per key, one `ValueState` holds the stream state (format version, the query's spec hash,
 the kernel state's bytes, the pending rows' bytes, the horizon fed) and one event-time
 timer is set where the key's next output can be final. Output batches leave as Arrow IPC
 bytes in a binary column (`PAYLOAD`) with a flag (`LATE`: a batch of late rows, under
-`on_late="emit"`), which `PayloadRows` turns back into rows after the operator.
+`on_late="emit"`) and a count (`COUNTED`: late rows dropped and counted), which
+`PayloadRows` turns back into rows after the operator.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from ..runtime.crossing import Crossing, decode, key_column, key_values
 from ..runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
+from ..runtime.stream_pane_buckets import PaneBucket, PaneBuckets, PaneStep
 from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import (
     StreamKernel,
@@ -203,8 +207,8 @@ class BucketProcessor(StatefulProcessor):
         """Store the bucket with its new timer, moving its one timer if it changed."""
         self.state.update((self.buckets.to_bytes(step.state), step.timer))
         move_timer(self.handle, previous, step.timer)
-        if step.outputs or step.counted:
-            yield output_payloads(step.outputs, step.counted)
+        if step.outputs:
+            yield output_payloads(step.outputs)
 
     def close(self) -> None:
         pass
@@ -259,10 +263,19 @@ class PanePacker:
             names=[BUCKET, PARTIALS])
 
 
-class PartialsProcessor(BucketProcessor):
-    """`BucketProcessor` over rows `PanePacker` reduced to pane partials: Spark's late
-    filter is off (the operator's input has no event time); a key's late rows are
-    those whose earliest window its key had already closed, counted (`COUNTED`)."""
+class PartialsProcessor(StatefulProcessor):
+    """Spark's operator grouped by key bucket over rows `PanePacker` reduced to pane
+    partials: each bucket's keys and panes in one stored value
+    (`runtime.stream_pane_buckets`) and one event-time timer. Spark's late filter is off
+    (the operator's input has no event time); a key's late rows are those whose earliest
+    window it had already closed, counted (`COUNTED`)."""
+
+    def __init__(self, buckets: PaneBuckets) -> None:
+        self.buckets = buckets
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.state = handle.getValueState(BUCKET_STATE_NAME, BUCKET_STATE_SCHEMA)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any],
                         timerValues: TimerValues) -> Iterator[pd.DataFrame]:
@@ -271,6 +284,29 @@ class PartialsProcessor(BucketProcessor):
         step = self.buckets.on_partials(stored, pa.concat_tables(tables),
                                         timerValues.getCurrentWatermarkInMs())
         yield from self.save(step, previous)
+
+    def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
+                           expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
+        stored, _fired = self.load()  # a timer that fired is gone
+        yield from self.save(self.buckets.on_timer(
+            stored, timerValues.getCurrentWatermarkInMs()), None)
+
+    def load(self) -> tuple[PaneBucket | None, int | None]:
+        row = self.state.get()
+        if row is None:
+            return None, None
+        blob, timer = row
+        return self.buckets.from_bytes(bytes(blob)), None if timer is None else int(timer)
+
+    def save(self, step: PaneStep, previous: int | None) -> Iterator[pd.DataFrame]:
+        """Store the bucket with its new timer, moving its one timer if it changed."""
+        self.state.update((self.buckets.to_bytes(step.state), step.timer))
+        move_timer(self.handle, previous, step.timer)
+        if step.outputs or step.counted:
+            yield output_payloads(step.outputs, step.counted)
+
+    def close(self) -> None:
+        pass
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ time column with the watermark (`withWatermark` takes only timestamps: integer, 
 timestamp_ntz time reach it as microseconds); each column the kernel reads in a form
 pandas carries exactly (`runtime.crossing`); grouped by key (no key: one group); the
 processor (`engine.processor`) runs `runtime.streaming.StreamKernel` (keyed pane
-queries group by a hash bucket of the key instead: `runtime.stream_buckets`); its payloads of
+queries group by a hash bucket of the key instead: `runtime.stream_buckets`; with late
+rows counted, each task first reduces its rows to pane partials, and a bucket's keys are
+handled all at once: `runtime.stream_pane_buckets`); its payloads of
 Arrow bytes become rows of exactly the batch columns (`mapInArrow`). Written with the
 ordinary `writeStream` in Append mode.
 """
@@ -29,6 +31,7 @@ from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.edges import EdgesKernel
 from ..runtime.resumable import Streamable
 from ..runtime.stream_buckets import KeyBuckets
+from ..runtime.stream_pane_buckets import PaneBuckets
 from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import StreamKernel, spec_hash
 from .columns import LATE_COUNTED, LATE_COUNTER, col
@@ -224,7 +227,7 @@ def on_partials(df: DataFrame, keyed: KeyedKernel, stream_kernel: StreamKernel
     packed = rows.mapInArrow(PanePacker(stream_kernel.kernel, stream_kernel.schema,
                                         BUCKET_OF), PACKED_SCHEMA)
     key_schema = arrow_schema([schema[k] for k in keyed.keys])
-    processor = PartialsProcessor(KeyBuckets(stream_kernel, key_schema), [], False)
+    processor = PartialsProcessor(PaneBuckets(stream_kernel, key_schema))
     states = packed.groupBy(col(BUCKET)).transformWithStateInPandas(
         processor, OPERATOR_SCHEMA, "Append", "EventTime")
     counted = states.observe(LATE_COUNTED, F.sum(col(COUNTED)).alias("late"))

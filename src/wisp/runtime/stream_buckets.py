@@ -11,6 +11,9 @@ query groups its rows by `bucket = hash(key) mod plan.streaming.KEY_BUCKETS`
 of `0.0`, as its grouping does), and one stored value per bucket holds the stream state
 of each of its keys (`BucketState`).
 
+(Pane partials reduced where the rows are read, late rows counted, keep a bucket's keys
+and panes in two tables instead and handle them all at once: `stream_pane_buckets`.)
+
 Inside a bucket every key is handled exactly as the per-key operator handles it
 (`StreamKernel`: its late rows split off, its rows fed, its own timer kept): the rows
 of each key that has some, then each key whose timer the watermark has reached (in a
@@ -71,8 +74,6 @@ class BucketStep:
     outputs: list[pa.RecordBatch]
     state: BucketState
     timer: int | None
-    counted: int = 0
-    """Late rows counted and not emitted (rows reduced to pane partials)."""
 
 
 @dataclass(frozen=True)
@@ -110,27 +111,6 @@ class KeyBuckets:
             state.entries[key] = Entry(values, after, timer)
         outputs += self.due(state, watermark_ms, touched)
         return BucketStep(late, outputs, state, state.timer())
-
-    def on_partials(self, stored: BucketState | None, partials: pa.Table, watermark_ms: int
-                    ) -> BucketStep:
-        """A micro-batch's rows of the bucket reduced to pane partials (key columns
-        included; several rows of a key and pane perhaps, from several places), then
-        every other key whose timer the watermark has reached. Late rows are counted."""
-        state = BucketState() if stored is None else stored
-        outputs: list[pa.RecordBatch] = []
-        touched: set[Key] = set()
-        counted = 0
-        for key, values, rows in self.split(partials):
-            touched.add(key)
-            entry = state.entries.get(key)
-            before = None if entry is None else entry.state
-            rows, late = self.stream.split_late_partials(before, rows)
-            counted += late
-            out, after, timer = self.stream.on_partials(before, rows, watermark_ms)
-            outputs += out
-            state.entries[key] = Entry(values, after, timer)
-        outputs += self.due(state, watermark_ms, touched)
-        return BucketStep([], outputs, state, state.timer(), counted)
 
     def on_timer(self, stored: BucketState | None, watermark_ms: int) -> BucketStep:
         """The bucket's timer fired: every key whose timer the watermark has reached."""

@@ -129,13 +129,6 @@ class PaneKernel:
             return self.emit(table, scalars, self.final_window(newest))
         return self.close(table, scalars, horizon)
 
-    def step_partials(self, state: KernelState | None, partials: pa.Table,
-                      horizon: Horizon) -> tuple[pa.RecordBatch, KernelState]:
-        """`step` for rows already reduced to pane partials (`partials`, of one key:
-        several rows of a pane are added together), under `horizon`."""
-        scalars = {} if state is None else dict(state.scalars)
-        return self.close(self.fold_partials(state, partials), scalars, horizon)
-
     def close(self, table: pa.Table, scalars: dict[str, Any], horizon: Horizon
               ) -> tuple[pa.RecordBatch, KernelState]:
         """Emit the windows of `table`'s panes final under `horizon` (none under `-inf`)."""
@@ -299,15 +292,23 @@ class PaneKernel:
         offsets = members.offsets.to_numpy()
         return members.values.to_numpy(), offsets[:-1]
 
-    def combine(self, table: pa.Table) -> pa.Table:
+    def combine(self, table: pa.Table, order: IntArray | None = None,
+                starts: IntArray | None = None, carried: tuple[str, ...] | None = None
+                ) -> pa.Table:
         """Partials of one key, several rows to a pane perhaps (carried and fresh, or
-        from several places), as one row per pane in pane order."""
+        from several places), as one row per pane in pane order; or, given the rows'
+        `order` and where each group `starts` in it, one row per group, with the
+        `carried` columns (by default the keys) of its first row."""
+        if table.num_rows == 0:
+            return table
         panes = table.column(PANE).to_numpy()
-        order = np.argsort(panes, kind="stable")
-        ordered = panes[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        if order is None or starts is None:
+            order = np.argsort(panes, kind="stable")
+            ordered = panes[order]
+            starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         if len(starts) == len(panes) and (order == np.arange(len(panes))).all():
-            return table  # already one row a pane, in order
+            return table  # already one row a group, in order
+        ordered = panes[order]
 
         def column(name: str) -> Any:
             return table.column(name).to_numpy()[order]
@@ -333,10 +334,9 @@ class PaneKernel:
         schema = self.pane_schema
         combined = pa.table({name: pa.array(values, schema.field(name).type)
                              for name, values in columns.items()})
-        first_row = pa.array(np.zeros(len(starts), dtype=np.int64))
-        for key in reversed(self.keys):
-            combined = combined.add_column(
-                0, key, table.column(key).combine_chunks().slice(0, 1).take(first_row))
+        first_rows = pa.array(order[starts])
+        for name in reversed(self.keys if carried is None else carried):
+            combined = combined.add_column(0, name, table.column(name).take(first_rows))
         return combined
 
     def extremes(self, i: int, job: AggregateJob, values: npt.NDArray[Any],

@@ -40,7 +40,7 @@ from ..errors import WispInputError
 from .codec import to_ticks
 from .resumable import Horizon, KernelState, Streamable
 from .sorting import sort_order
-from .stream_panes import PANE, ROWS, PaneKernel
+from .stream_panes import PaneKernel
 
 STREAM_STATE_VERSION = 2
 TICKS_PER_MS = 1000
@@ -173,25 +173,6 @@ class StreamKernel:
                                     .cast(self.schema)])
         return self.advance(StreamState(state.kernel, pending, state.fed), watermark_ms)
 
-    def split_late_partials(self, state: StreamState | None, partials: pa.Table
-                            ) -> tuple[pa.Table, int]:
-        """`split_late` for rows already reduced to pane partials (`stream_panes`): the
-        partials on time and the number of rows in the late ones (every row of a pane
-        is late or none is)."""
-        assert isinstance(self.kernel, PaneKernel)
-        if state is None or state.fed == 0 or partials.num_rows == 0:
-            return partials, 0
-        late = self.kernel.late_panes(state.kernel, partials.column(PANE).to_numpy())
-        if not late.any():
-            return partials, 0
-        rows = int(partials.column(ROWS).to_numpy()[late].sum())
-        return partials.filter(pa.array(~late)), rows
-
-    def on_partials(self, state: StreamState | None, partials: pa.Table, watermark_ms: int
-                    ) -> tuple[list[pa.RecordBatch], StreamState, int | None]:
-        """`on_rows` for a key's rows already reduced to pane partials, none late."""
-        return self.absorb(self.empty() if state is None else state, watermark_ms, partials)
-
     def on_timer(self, state: StreamState | None, watermark_ms: int
                  ) -> tuple[list[pa.RecordBatch], StreamState, int | None]:
         """The key's timer fired: what the watermark has made final."""
@@ -218,19 +199,14 @@ class StreamKernel:
         return (outputs, StreamState(kernel_state, rest, max(state.fed, int(horizon))),
                 self.timer(self.ticks(rest), wake))
 
-    def absorb(self, state: StreamState, watermark_ms: int, partials: pa.Table | None = None
+    def absorb(self, state: StreamState, watermark_ms: int
                ) -> tuple[list[pa.RecordBatch], StreamState, int | None]:
         """`advance` for a kernel that takes rows in any order (`takes_disorder`): every
-        pending row (or the pane partials `partials`) goes to the kernel at once, with the
-        horizon the watermark promises (none before the first watermark: `-inf`, under
-        which nothing is final)."""
+        pending row goes to the kernel at once, with the horizon the watermark promises
+        (none before the first watermark: `-inf`, under which nothing is final)."""
         horizon: Horizon = watermark_ms * TICKS_PER_MS + 1 if watermark_ms > 0 \
             else -math.inf
-        if partials is not None:
-            assert isinstance(self.kernel, PaneKernel)
-            out, kernel_state = self.kernel.step_partials(state.kernel, partials, horizon)
-        else:
-            out, kernel_state = self.kernel.step(state.kernel, state.pending, horizon)
+        out, kernel_state = self.kernel.step(state.kernel, state.pending, horizon)
         fed = state.fed if watermark_ms <= 0 else max(state.fed, int(horizon))
         wake = self.kernel.wake(kernel_state)
         return ([out] if out.num_rows else [],

@@ -162,3 +162,22 @@ def test_late_rows_of_a_key_without_open_panes_are_counted() -> None:
                                   lambda value: int(value == "b"), [5])
     assert by_key.late == by_bucket.late == 2
     assert [(r["k"], r["count"]) for rows in by_bucket.emitted for r in rows] == [("a", 1)]
+
+
+def test_pane_bucket_state_of_another_query_or_format_is_refused() -> None:
+    """A bucket of pane partials refuses the state of another query, and the state its
+    keys had one by one (`KeyBuckets`) before."""
+    stream = StreamKernel(pane_kernel(4, 4, 0), INPUT, "t", "integer", ("t", "v"), "spec")
+    buckets = PaneBuckets(stream, KEY_SCHEMA)
+    blob = buckets.to_bytes(buckets.on_timer(None, 0).state)
+    assert buckets.from_bytes(blob).keys.num_rows == 0
+    other = PaneBuckets(StreamKernel(stream.kernel, INPUT, "t", "integer", ("t", "v"),
+                                     "another"), KEY_SCHEMA)
+    with pytest.raises(WispInputError, match=r"must belong to this query.*its spec 'spec'"):
+        other.from_bytes(blob)
+    key_by_key = KeyBuckets(stream, KEY_SCHEMA)
+    old = key_by_key.to_bytes(key_by_key.on_rows(None, table([("a", SECOND, 1.0)]), 0,
+                                                 emit_late=False).state)
+    with pytest.raises(WispInputError, match=r"`checkpointLocation` must hold state of "
+                                             r"format 1 of this kind of query"):
+        buckets.from_bytes(old)

@@ -273,7 +273,12 @@ class PaneBuckets:
     def from_bytes(self, blob: bytes) -> PaneBucket:
         """The state `to_bytes` wrote; state made for another query is refused."""
         size = int.from_bytes(blob[:8], "little")
-        keys = table_of(blob[8:8 + size])
+        try:
+            keys = table_of(blob[8:8 + size])
+        except (pa.ArrowInvalid, OSError) as error:  # another format, e.g. key by key
+            raise WispInputError(f"`checkpointLocation` must hold state of format "
+                                 f"{PANE_BUCKET_VERSION} of this kind of query, found state "
+                                 "of another format") from error
         metadata = keys.schema.metadata or {}
         version = metadata.get(_VERSION_KEY, b"?").decode()
         if version != str(PANE_BUCKET_VERSION):

@@ -22,8 +22,8 @@ from typing import Any
 import pyarrow as pa
 
 from wisp.engine.processor import PanePacker
-from wisp.runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
-from wisp.runtime.stream_pane_buckets import PaneBucket, PaneBuckets, PaneStep
+from wisp.runtime.stream_buckets import BucketStep, KeyBuckets
+from wisp.runtime.stream_pane_buckets import PaneBuckets, PaneStep
 from wisp.runtime.stream_panes import PaneKernel
 from wisp.runtime.streaming import StreamKernel, StreamState, table_of
 
@@ -131,6 +131,45 @@ class BucketSimulation:
     pending: int = 0
 
 
+def newest(ticks: Any, newest_ms: int | None) -> int | None:
+    """The newest time seen (ms), with a batch's times (`ticks`, µs)."""
+    if not len(ticks):
+        return newest_ms
+    batch_max = int(ticks.max()) // 1000
+    return batch_max if newest_ms is None else max(newest_ms, batch_max)
+
+
+@dataclass
+class Store:
+    """Each bucket's stored bytes and timer between batches, as Spark keeps them."""
+
+    buckets: KeyBuckets | PaneBuckets
+    states: dict[int, bytes] = field(default_factory=dict)
+    timers: dict[int, int] = field(default_factory=dict)
+
+    def load(self, bucket: int) -> Any:
+        blob = self.states.get(bucket)
+        return None if blob is None else self.buckets.from_bytes(blob)
+
+    def keep(self, bucket: int, step: BucketStep | PaneStep) -> list[dict[str, Any]]:
+        """Store the bucket's state and timer; its output rows."""
+        self.states[bucket] = self.buckets.to_bytes(step.state)  # type: ignore[arg-type]
+        if step.timer is None:
+            self.timers.pop(bucket, None)
+        else:
+            self.timers[bucket] = step.timer
+        return [r for b in step.outputs for r in b.to_pylist()]
+
+    def timers_due(self, current: int) -> list[dict[str, Any]]:
+        """Run each bucket's timer at or below the watermark `current`: the rows."""
+        out: list[dict[str, Any]] = []
+        for bucket, timer in sorted(self.timers.items()):
+            if timer <= current:
+                del self.timers[bucket]
+                out += self.keep(bucket, self.buckets.on_timer(self.load(bucket), current))
+        return out
+
+
 def simulate_buckets(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
                      lateness_micros: int, emit_late: bool, bucket_of: Any
                      ) -> BucketSimulation:
@@ -138,29 +177,13 @@ def simulate_buckets(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
     with rows runs its data handler, then each bucket whose timer is at or below the
     watermark its timer handler; each bucket's state through its bytes between
     batches. Each batch's rows (emitted and late) are kept per batch."""
-    states: dict[int, bytes] = {}
-    timers: dict[int, int] = {}
+    store = Store(buckets)
     current = previous = 0
     newest_ms: int | None = None
     result = BucketSimulation()
-
-    def load(bucket: int) -> BucketState | None:
-        blob = states.get(bucket)
-        return None if blob is None else buckets.from_bytes(blob)
-
-    def keep(bucket: int, step: BucketStep, out: list[dict[str, Any]]) -> None:
-        states[bucket] = buckets.to_bytes(step.state)
-        if step.timer is None:
-            timers.pop(bucket, None)
-        else:
-            timers[bucket] = step.timer
-        out += [r for b in step.outputs for r in b.to_pylist()]
-
     for batch in batches:
         ticks = buckets.stream.ticks(batch)
-        if batch.num_rows:
-            batch_max = int(ticks.max()) // 1000
-            newest_ms = batch_max if newest_ms is None else max(newest_ms, batch_max)
+        newest_ms = newest(ticks, newest_ms)
         if not emit_late:
             on_time = ticks > previous * 1000 if previous > 0 else ticks == ticks
             result.late += int((~on_time).sum())
@@ -170,22 +193,19 @@ def simulate_buckets(buckets: KeyBuckets, batches: Sequence[pa.Table], key: str,
         labels = [bucket_of(v) for v in batch.column(key).to_pylist()]
         for bucket in dict.fromkeys(labels):
             rows = batch.filter(pa.array([b == bucket for b in labels]))
-            step = buckets.on_rows(load(bucket), rows, current, emit_late)
+            step = buckets.on_rows(store.load(bucket), rows, current, emit_late)
             for rows_late, _reason in step.late:
                 result.late += rows_late.num_rows
                 late += rows_late.to_pylist()
-            keep(bucket, step, out)
-        for bucket, timer in sorted(timers.items()):
-            if timer <= current:
-                del timers[bucket]
-                keep(bucket, buckets.on_timer(load(bucket), current), out)
+            out += store.keep(bucket, step)
+        out += store.timers_due(current)
         result.emitted.append(out)
         result.late_rows.append(late)
         previous = current
         if newest_ms is not None:
             current = max(current, newest_ms - lateness_micros // 1000)
     result.pending = sum(buckets.pending_rows(buckets.from_bytes(b))
-                         for b in states.values())
+                         for b in store.states.values())
     return result
 
 
@@ -199,30 +219,13 @@ def simulate_partials(buckets: PaneBuckets, batches: Sequence[pa.Table], key: st
     gets the partials of every place (`PaneBuckets.on_partials`), then the timers run."""
     assert isinstance(buckets.stream.kernel, PaneKernel)
     packer = PanePacker(buckets.stream.kernel, buckets.stream.schema, "__bucket")
-    states: dict[int, bytes] = {}
-    timers: dict[int, int] = {}
+    store = Store(buckets)
     current = 0
     newest_ms: int | None = None
     result = BucketSimulation()
-
-    def load(bucket: int) -> PaneBucket | None:
-        blob = states.get(bucket)
-        return None if blob is None else buckets.from_bytes(blob)
-
-    def keep(bucket: int, step: PaneStep, out: list[dict[str, Any]]) -> None:
-        states[bucket] = buckets.to_bytes(step.state)
-        if step.timer is None:
-            timers.pop(bucket, None)
-        else:
-            timers[bucket] = step.timer
-        result.late += step.counted
-        out += [r for b in step.outputs for r in b.to_pylist()]
-
     for batch in batches:
         ticks = buckets.stream.ticks(batch)
-        if batch.num_rows:
-            batch_max = int(ticks.max()) // 1000
-            newest_ms = batch_max if newest_ms is None else max(newest_ms, batch_max)
+        newest_ms = newest(ticks, newest_ms)
         labels = pa.array([bucket_of(v) for v in batch.column(key).to_pylist()], pa.int32())
         rows = batch.append_column("__bucket", labels)
         packed: dict[int, list[pa.Table]] = {}
@@ -236,12 +239,10 @@ def simulate_partials(buckets: PaneBuckets, batches: Sequence[pa.Table], key: st
             start, turn = start + size, turn + 1
         out: list[dict[str, Any]] = []
         for bucket, tables in packed.items():
-            keep(bucket, buckets.on_partials(load(bucket), pa.concat_tables(tables),
-                                             current), out)
-        for bucket, timer in sorted(timers.items()):
-            if timer <= current:
-                del timers[bucket]
-                keep(bucket, buckets.on_timer(load(bucket), current), out)
+            step = buckets.on_partials(store.load(bucket), pa.concat_tables(tables), current)
+            result.late += step.counted
+            out += store.keep(bucket, step)
+        out += store.timers_due(current)
         result.emitted.append(out)
         result.late_rows.append([])
         if newest_ms is not None:

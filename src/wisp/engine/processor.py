@@ -30,8 +30,8 @@ from pyspark.sql.streaming.stateful_processor import (
 )
 
 from ..runtime.crossing import Crossing, decode, key_column, key_values
-from ..runtime.stream_buckets import BucketState, BucketStep, KeyBuckets
-from ..runtime.stream_pane_buckets import PaneBucket, PaneBuckets, PaneStep
+from ..runtime.stream_buckets import BucketStep, KeyBuckets
+from ..runtime.stream_pane_buckets import PaneBuckets, PaneStep
 from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import (
     StreamKernel,
@@ -165,20 +165,53 @@ BUCKET_STATE_SCHEMA = T.StructType([T.StructField("keys", T.BinaryType()),
 the query's spec hash inside) and the bucket's timer (ms, or null)."""
 
 
-class BucketProcessor(StatefulProcessor):
+class StoredBuckets(StatefulProcessor):
+    """What the processors grouped by bucket share: one stored value per bucket (its
+    `buckets`' bytes: `KeyBuckets` or `PaneBuckets`) and one event-time timer, at its
+    keys' earliest."""
+
+    buckets: Any
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.state = handle.getValueState(BUCKET_STATE_NAME, BUCKET_STATE_SCHEMA)
+
+    def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
+                           expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
+        stored, _fired = self.load()  # a timer that fired is gone
+        yield from self.save(self.buckets.on_timer(
+            stored, timerValues.getCurrentWatermarkInMs()), None)
+
+    def load(self) -> tuple[Any, int | None]:
+        """The bucket's state (None: none yet) and its timer."""
+        row = self.state.get()
+        if row is None:
+            return None, None
+        blob, timer = row
+        return self.buckets.from_bytes(bytes(blob)), None if timer is None else int(timer)
+
+    def save(self, step: BucketStep | PaneStep, previous: int | None
+             ) -> Iterator[pd.DataFrame]:
+        """Store the bucket with its new timer, moving its one timer if it changed."""
+        self.state.update((self.buckets.to_bytes(step.state), step.timer))
+        move_timer(self.handle, previous, step.timer)
+        counted = step.counted if isinstance(step, PaneStep) else 0
+        if step.outputs or counted:
+            yield output_payloads(step.outputs, counted)
+
+    def close(self) -> None:
+        pass
+
+
+class BucketProcessor(StoredBuckets):
     """Spark's operator grouped by key bucket (`runtime.stream_buckets`): feeds each
-    bucket's rows (key columns included) and its timer to `KeyBuckets`; one value and
-    one event-time timer per bucket."""
+    bucket's rows (key columns included) and its timer to `KeyBuckets`."""
 
     def __init__(self, buckets: KeyBuckets, columns: Sequence[Crossing],
                  emit_late: bool) -> None:
         self.buckets = buckets
         self.columns = tuple(columns)
         self.emit_late = emit_late
-
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.state = handle.getValueState(BUCKET_STATE_NAME, BUCKET_STATE_SCHEMA)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any],
                         timerValues: TimerValues) -> Iterator[pd.DataFrame]:
@@ -189,29 +222,6 @@ class BucketProcessor(StatefulProcessor):
         if step.late:
             yield late_payloads(step.late)
         yield from self.save(step, previous)
-
-    def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
-                           expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
-        stored, _fired = self.load()  # a timer that fired is gone
-        yield from self.save(self.buckets.on_timer(
-            stored, timerValues.getCurrentWatermarkInMs()), None)
-
-    def load(self) -> tuple[BucketState | None, int | None]:
-        row = self.state.get()
-        if row is None:
-            return None, None
-        blob, timer = row
-        return self.buckets.from_bytes(bytes(blob)), None if timer is None else int(timer)
-
-    def save(self, step: BucketStep, previous: int | None) -> Iterator[pd.DataFrame]:
-        """Store the bucket with its new timer, moving its one timer if it changed."""
-        self.state.update((self.buckets.to_bytes(step.state), step.timer))
-        move_timer(self.handle, previous, step.timer)
-        if step.outputs:
-            yield output_payloads(step.outputs)
-
-    def close(self) -> None:
-        pass
 
 
 BUCKET = "wisp_bucket"
@@ -263,19 +273,15 @@ class PanePacker:
             names=[BUCKET, PARTIALS])
 
 
-class PartialsProcessor(StatefulProcessor):
+class PartialsProcessor(StoredBuckets):
     """Spark's operator grouped by key bucket over rows `PanePacker` reduced to pane
     partials: each bucket's keys and panes in one stored value
-    (`runtime.stream_pane_buckets`) and one event-time timer. Spark's late filter is off
-    (the operator's input has no event time); a key's late rows are those whose earliest
-    window it had already closed, counted (`COUNTED`)."""
+    (`runtime.stream_pane_buckets`). Spark's late filter is off (the operator's input has
+    no event time); a key's late rows are those whose earliest window it had already
+    closed, counted (`COUNTED`)."""
 
     def __init__(self, buckets: PaneBuckets) -> None:
         self.buckets = buckets
-
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.state = handle.getValueState(BUCKET_STATE_NAME, BUCKET_STATE_SCHEMA)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any],
                         timerValues: TimerValues) -> Iterator[pd.DataFrame]:
@@ -284,29 +290,6 @@ class PartialsProcessor(StatefulProcessor):
         step = self.buckets.on_partials(stored, pa.concat_tables(tables),
                                         timerValues.getCurrentWatermarkInMs())
         yield from self.save(step, previous)
-
-    def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
-                           expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
-        stored, _fired = self.load()  # a timer that fired is gone
-        yield from self.save(self.buckets.on_timer(
-            stored, timerValues.getCurrentWatermarkInMs()), None)
-
-    def load(self) -> tuple[PaneBucket | None, int | None]:
-        row = self.state.get()
-        if row is None:
-            return None, None
-        blob, timer = row
-        return self.buckets.from_bytes(bytes(blob)), None if timer is None else int(timer)
-
-    def save(self, step: PaneStep, previous: int | None) -> Iterator[pd.DataFrame]:
-        """Store the bucket with its new timer, moving its one timer if it changed."""
-        self.state.update((self.buckets.to_bytes(step.state), step.timer))
-        move_timer(self.handle, previous, step.timer)
-        if step.outputs or step.counted:
-            yield output_payloads(step.outputs, step.counted)
-
-    def close(self) -> None:
-        pass
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,16 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import WispInputError
 from .grouping import Key, canonical, normalized
 from .resumable import KernelState
-from .streaming import StreamKernel, StreamState, late_past_filter, table_bytes, table_of
+from .streaming import (
+    StreamKernel,
+    StreamState,
+    check_stored,
+    late_past_filter,
+    table_bytes,
+    table_of,
+)
 
 BUCKET_STATE_VERSION = 1
 KERNEL = "kernel"
@@ -183,17 +189,8 @@ class KeyBuckets:
         """The state `to_bytes` wrote; state made for another query is refused."""
         table = pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
         metadata = table.schema.metadata or {}
-        version = metadata.get(_VERSION_KEY, b"?").decode()
-        if version != str(BUCKET_STATE_VERSION):
-            raise WispInputError(f"`checkpointLocation` must hold state of format "
-                                 f"{BUCKET_STATE_VERSION}, found format {version!r}")
-        spec = metadata.get(_SPEC_KEY, b"").decode()
-        if spec != self.stream.spec:
-            raise WispInputError(
-                "`checkpointLocation` must belong to this query, found a checkpoint made "
-                f"for another query (its spec {spec!r}, this query's "
-                f"{self.stream.spec!r}): a changed window, aggregation, key, time or "
-                "lateness needs a new checkpoint location")
+        check_stored(metadata.get(_VERSION_KEY, b"?").decode(), BUCKET_STATE_VERSION,
+                     metadata.get(_SPEC_KEY, b"").decode(), self.stream.spec)
         state = BucketState()
         keys = table.select(self.keys).to_pylist() if self.keys else [{}] * table.num_rows
         kernels = table.column(KERNEL).to_pylist()

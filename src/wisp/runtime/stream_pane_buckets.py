@@ -24,17 +24,15 @@ timers are `KeyBuckets`' (tests/streaming: the simulator compares them batch by 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from ..errors import WispInputError
-from .codec import from_ticks
 from .grouping import normalized
 from .stream_panes import PANE, ROW, ROWS, PaneKernel, counting_up
-from .streaming import TICKS_PER_MS, StreamKernel, table_bytes, table_of
+from .streaming import TICKS_PER_MS, StreamKernel, check_stored, table_bytes, table_of
 
 PANE_BUCKET_VERSION = 1
 KEY_ID = "__wisp_key"
@@ -189,31 +187,17 @@ class PaneBuckets:
                 spans: IntArray) -> pa.RecordBatch:
         """The windows `low[r] .. low[r] + spans[r] - 1` of each pane row `r`, one output
         row per key and window, aggregated over the pane rows each holds."""
-        kernel, w = self.kernel, self.kernel.window
+        kernel = self.kernel
         rows = np.repeat(np.arange(len(low)), spans)
         window = counting_up(low, spans)
         order = np.lexsort((window, owner[rows]))
         members, window, key = rows[order], window[order], owner[rows][order]
         starts = np.flatnonzero(np.r_[True, (window[1:] != window[:-1])
                                       | (key[1:] != key[:-1])])
-        windows, key = window[starts], key[starts]
-
-        def total(name: str) -> Any:
-            return np.add.reduceat(panes.column(name).to_numpy()[members], starts)
-
-        at = pa.array(key)
-        columns: list[pa.Array] = [keys.column(name).take(at).combine_chunks().cast(
+        at = pa.array(key[starts])
+        columns = [keys.column(name).take(at).combine_chunks().cast(
             kernel.schema.field(name).type) for name in self.key_schema.names]
-        begin = (w.origin + windows * w.hop) * kernel.unit
-        end = begin + w.size * kernel.unit
-        everywhere = np.ones(len(windows), dtype=bool)
-        columns += [from_ticks(begin, everywhere, kernel.time_kind, kernel.time_scale),
-                    from_ticks(end, everywhere, kernel.time_kind, kernel.time_scale),
-                    from_ticks(end, everywhere, kernel.time_kind, kernel.time_scale)]
-        counts = total(ROWS)
-        for i, job in enumerate(kernel.aggregates):
-            columns.append(kernel.result(i, job, panes, members, starts, counts, total))
-        return pa.RecordBatch.from_arrays(columns, schema=kernel.schema)
+        return kernel.window_rows(columns, window[starts], panes, members, starts)
 
     # ------------------------------------------------------------------ keys
 
@@ -280,15 +264,6 @@ class PaneBuckets:
                                  f"{PANE_BUCKET_VERSION} of this kind of query, found state "
                                  "of another format") from error
         metadata = keys.schema.metadata or {}
-        version = metadata.get(_VERSION_KEY, b"?").decode()
-        if version != str(PANE_BUCKET_VERSION):
-            raise WispInputError(f"`checkpointLocation` must hold state of format "
-                                 f"{PANE_BUCKET_VERSION}, found format {version!r}")
-        spec = metadata.get(_SPEC_KEY, b"").decode()
-        if spec != self.stream.spec:
-            raise WispInputError(
-                "`checkpointLocation` must belong to this query, found a checkpoint made "
-                f"for another query (its spec {spec!r}, this query's "
-                f"{self.stream.spec!r}): a changed window, aggregation, key, time or "
-                "lateness needs a new checkpoint location")
+        check_stored(metadata.get(_VERSION_KEY, b"?").decode(), PANE_BUCKET_VERSION,
+                     metadata.get(_SPEC_KEY, b"").decode(), self.stream.spec)
         return PaneBucket(keys.replace_schema_metadata(None), table_of(blob[8 + size:]))

@@ -15,8 +15,15 @@ Rows arrive in any order (`takes_disorder`): a stream feeds each micro-batch's r
 they come, without holding them until the watermark passes them, since adding a row to
 its pane's partials gives the same pane whatever the order. Told a horizon `H` (every
 later row has time >= H), a step emits every non-empty window that ends at or before
-`H` and was not emitted before, in window order; `wake` is the end of the earliest
-window not emitted that holds a carried pane.
+`H` and was not emitted before, in window order (the windows before the first not yet
+closed, `DONE`, are closed, written or empty); `wake` is the least horizon that emits
+the earliest window not emitted that holds a carried pane.
+
+A row whose earliest window is closed is late (`late_panes`): adding it to the windows
+still open alone would make a window's rows depend on when the batches fell, so every
+window holding a row gets it, or the row is late. Rows can also arrive already reduced
+to partials (`partials` groups by key and pane, `combine` adds up several rows of a
+pane), as a stream's tasks send them (`stream_pane_buckets`).
 
 The aggregations this kernel carries (`plan.streaming.PANE_AGGREGATIONS`): `count()`, `count(col)`
 of any column, and `sum`, `mean`, `variance`, `stddev`, `min`, `max` of float columns
@@ -384,18 +391,25 @@ class PaneKernel:
         spans = hi - lo
         members = counting_up(lo, spans)
         starts = np.cumsum(spans) - spans
+        keys = [table.column(key).combine_chunks().slice(0, 1).take(
+            pa.array(np.zeros(len(windows), dtype=np.int64))) for key in self.keys]
+        return self.window_rows(keys, windows, table, members, starts)
+
+    def window_rows(self, keys: list[pa.Array], windows: IntArray, table: pa.Table,
+                    members: IntArray, starts: IntArray) -> pa.RecordBatch:
+        """Output rows: window `windows[g]` of the key `keys[...][g]`, aggregated over the
+        pane rows `members[starts[g]:starts[g + 1]]` of `table`."""
+        w = self.window
 
         def total(name: str) -> Any:
             return np.add.reduceat(table.column(name).to_numpy()[members], starts)
 
-        columns: list[pa.Array] = [table.column(key).combine_chunks().slice(0, 1).take(
-            pa.array(np.zeros(len(windows), dtype=np.int64))) for key in self.keys]
         begin = (w.origin + windows * w.hop) * self.unit
         end = begin + w.size * self.unit
         everywhere = np.ones(len(windows), dtype=bool)
-        columns += [from_ticks(begin, everywhere, self.time_kind, self.time_scale),
-                    from_ticks(end, everywhere, self.time_kind, self.time_scale),
-                    from_ticks(end, everywhere, self.time_kind, self.time_scale)]
+        columns = [*keys, from_ticks(begin, everywhere, self.time_kind, self.time_scale),
+                   from_ticks(end, everywhere, self.time_kind, self.time_scale),
+                   from_ticks(end, everywhere, self.time_kind, self.time_scale)]
         rows = total(ROWS)
         for i, job in enumerate(self.aggregates):
             columns.append(self.result(i, job, table, members, starts, rows, total))

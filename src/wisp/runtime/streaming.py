@@ -65,19 +65,24 @@ class StreamState:
     @classmethod
     def from_row(cls, row: Sequence[Any], spec: str) -> StreamState:
         """A stored value read back; one made for another query is refused."""
-        version = row[0]
-        if version != STREAM_STATE_VERSION:
-            raise WispInputError(f"`checkpointLocation` must hold state of format "
-                                 f"{STREAM_STATE_VERSION}, found format {version!r}")
-        _, stored_spec, kernel, pending, fed = row
-        if stored_spec != spec:
-            raise WispInputError(
-                "`checkpointLocation` must belong to this query, found a checkpoint made "
-                f"for another query (its spec {stored_spec!r}, this query's {spec!r}): "
-                "a changed window, aggregation, key, time or lateness needs a new "
-                "checkpoint location")
+        version, stored_spec, kernel, pending, fed = row
+        check_stored(version, STREAM_STATE_VERSION, stored_spec, spec)
         state = None if kernel is None else KernelState.from_bytes(bytes(kernel))
         return cls(state, table_of(bytes(pending)), int(fed))
+
+
+def check_stored(version: object, expected_version: int, spec: str, expected_spec: str
+                 ) -> None:
+    """Refuse stored state of another format or made for another query."""
+    if str(version) != str(expected_version):
+        raise WispInputError(f"`checkpointLocation` must hold state of format "
+                             f"{expected_version}, found format {version!r}")
+    if spec != expected_spec:
+        raise WispInputError(
+            "`checkpointLocation` must belong to this query, found a checkpoint made "
+            f"for another query (its spec {spec!r}, this query's {expected_spec!r}): "
+            "a changed window, aggregation, key, time or lateness needs a new "
+            "checkpoint location")
 
 
 def table_bytes(table: pa.Table) -> bytes:

@@ -17,12 +17,13 @@ from simulator import simulate, simulate_buckets, simulate_partials
 from test_stream_panes import DATE_INPUT, as_dates, pane_kernel
 from test_stream_simulated import INPUT, SECOND, Stream, frames, streams, table
 
+from wisp.engine.processor import PanePacker
 from wisp.errors import WispInputError
 from wisp.plan.frames import RangeFrame
 from wisp.runtime.stream_buckets import BucketState, KeyBuckets
 from wisp.runtime.stream_pane_buckets import PaneBuckets
 from wisp.runtime.stream_panes import PaneKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming import StreamKernel, table_of
 
 KEY_SCHEMA = pa.schema([INPUT.field("k")])
 
@@ -181,3 +182,21 @@ def test_pane_bucket_state_of_another_query_or_format_is_refused() -> None:
     with pytest.raises(WispInputError, match=r"`checkpointLocation` must hold state of "
                                              r"format 1 of this kind of query"):
         buckets.from_bytes(old)
+
+
+def test_a_bucket_keeps_one_row_per_key_and_open_pane() -> None:
+    """Partials of one key and pane from two places in each of two batches: the bucket's
+    state holds that pane once, with every row counted."""
+    stream = StreamKernel(pane_kernel(4, 4, 0), INPUT, "t", "integer", ("t", "v"), "spec")
+    buckets = PaneBuckets(stream, KEY_SCHEMA)
+    rows = table([("a", SECOND // 4, 1.0), ("a", SECOND // 2, 2.0)])
+    packer = PanePacker(pane_kernel(4, 4, 0), INPUT, "b")
+    state = None
+    for _batch in range(2):
+        places = [table_of(blob) for part in (rows.slice(0, 1), rows.slice(1, 1))
+                  for record in packer(iter(part.append_column(
+                      "b", pa.array([0], pa.int32())).to_batches()))
+                  for blob in record.column(1).to_pylist()]
+        state = buckets.on_partials(state, pa.concat_tables(places), 0).state
+    assert state is not None
+    assert state.panes.column("__wisp_rows").to_pylist() == [4]

@@ -7,7 +7,7 @@ For the pane partials of `stream_panes` (rows already reduced where they were re
 late rows counted) a bucket instead keeps two tables, whatever its number of keys:
 
 - `keys`: the key columns and, per key, `done` (the first window not yet closed; null
-  before its first), `fed` (the horizon it was last advanced to) and `timer` (ms);
+  before its first) and `timer` (ms);
 - `panes`: one row per key and open pane (the key's row in `keys`, the pane, its
   partials), in (key, pane) order.
 
@@ -37,7 +37,6 @@ from .streaming import TICKS_PER_MS, StreamKernel, check_stored, table_bytes, ta
 PANE_BUCKET_VERSION = 1
 KEY_ID = "__wisp_key"
 DONE = "done"
-FED = "fed"
 TIMER = "timer"
 NONE = np.iinfo(np.int64).min
 """`done` and `timer` of a key that has none, in numpy arrays."""
@@ -87,7 +86,7 @@ class PaneBuckets:
 
     def empty(self) -> PaneBucket:
         keys = pa.schema([*self.key_schema, pa.field(DONE, pa.int64()),
-                          pa.field(FED, pa.int64()), pa.field(TIMER, pa.int64())])
+                          pa.field(TIMER, pa.int64())])
         panes = pa.schema([pa.field(KEY_ID, pa.int64()), *self.kernel.pane_schema])
         return PaneBucket(keys.empty_table(), panes.empty_table())
 
@@ -125,13 +124,12 @@ class PaneBuckets:
     def advance(self, keys: pa.Table, panes: pa.Table, touched: Mask, watermark_ms: int
                 ) -> tuple[list[pa.RecordBatch], PaneBucket]:
         """Advance the touched keys and those whose timer is due to the horizon of
-        `watermark_ms`: their final windows, their `done`, `fed` and timers."""
+        `watermark_ms`: their final windows, their `done` and timers."""
         kernel = self.kernel
         panes = self.combined(panes)
         timers = keys.column(TIMER).fill_null(NONE).to_numpy()
         moved = touched | ((timers != NONE) & (timers <= watermark_ms))
         done = keys.column(DONE).fill_null(NONE).to_numpy().copy()
-        fed = keys.column(FED).to_numpy().copy()
         owner = panes.column(KEY_ID).to_numpy()
         pane = panes.column(PANE).to_numpy()
         first, final = kernel.window_range(pane)
@@ -154,12 +152,9 @@ class PaneBuckets:
             keep = ~mine | (final >= done[owner])
             panes = panes.filter(pa.array(keep))
             owner, first = owner[keep], first[keep]
-            fed = np.where(moved, np.maximum(fed, horizon), fed)
         timers = np.where(moved, self.timers(owner, first, done), timers)
         keys = keys.set_column(keys.schema.get_field_index(DONE), DONE, pa.array(
             done, pa.int64(), mask=done == NONE))
-        keys = keys.set_column(keys.schema.get_field_index(FED), FED, pa.array(fed,
-                                                                               pa.int64()))
         keys = keys.set_column(keys.schema.get_field_index(TIMER), TIMER, pa.array(
             timers, pa.int64(), mask=timers == NONE))
         return outputs, PaneBucket(keys, panes)
@@ -212,12 +207,12 @@ class PaneBuckets:
 
     def key_ids(self, keys: pa.Table, partials: pa.Table) -> tuple[pa.Table, IntArray]:
         """Each partial's key as a row of `keys` (new keys appended, in the order they
-        first come: no window closed, never fed, no timer)."""
+        first come: no window closed, no timer)."""
         n, m = keys.num_rows, partials.num_rows
         names = self.key_schema.names
         if not names:  # a query without a key: one key
             if n == 0:
-                keys = pa.table({DONE: pa.nulls(1, pa.int64()), FED: pa.array([0]),
+                keys = pa.table({DONE: pa.nulls(1, pa.int64()),
                                  TIMER: pa.nulls(1, pa.int64())})
             return keys, np.zeros(m, dtype=np.int64)
         both = pa.concat_tables([keys.select(names), normalized(
@@ -238,7 +233,6 @@ class PaneBuckets:
             added = both.take(pa.array(lowest[new])).cast(self.key_schema)
             count = len(new)
             added = added.append_column(DONE, pa.nulls(count, pa.int64())).append_column(
-                FED, pa.array(np.zeros(count, dtype=np.int64))).append_column(
                 TIMER, pa.nulls(count, pa.int64()))
             keys = pa.concat_tables([keys, added.cast(keys.schema)])
         return keys, row_id[n:]

@@ -172,12 +172,13 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     stream_kernel = StreamKernel(kernel, arrow_schema([schema[c] for c in columns]), time,
                                  inputs[0].time.kind, tuple(keyed.order),
                                  spec_hash(spec_text(plan)))
-    if isinstance(kernel, PaneKernel) and not emit_late:
-        return on_partials(watermarked(inputs, [col(c) for c in columns]), keyed,
-                           stream_kernel)
+    # the columns' crossings refuse the types no operator input takes, on every path
     keys = [crossing(schema[k], False, f"wisp_key{i}") for i, k in enumerate(keyed.keys)]
     values = [crossing(schema[c], c == time, f"wisp_col{i}")
               for i, c in enumerate(c for c in columns if c not in keyed.keys)]
+    if isinstance(kernel, PaneKernel) and not emit_late:
+        return on_partials(watermarked(inputs, [col(c) for c in columns]), keyed,
+                           stream_kernel)
     wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
     constant = [] if keys else [F.lit(0).alias(NO_KEY)]  # no key: one group
     df = watermarked(inputs, [*wire, *constant])

@@ -142,9 +142,6 @@ class KeyBuckets:
         key, the key's values, its rows."""
         if table.num_rows == 0:
             return
-        if not self.keys:  # a query without a key: one group
-            yield (), {}, table
-            return
         keys = normalized(table.select(self.keys))
         for name in self.keys:  # the rows carry the key as Spark groups it
             table = table.set_column(table.schema.get_field_index(name),
@@ -192,7 +189,7 @@ class KeyBuckets:
         check_stored(metadata.get(_VERSION_KEY, b"?").decode(), BUCKET_STATE_VERSION,
                      metadata.get(_SPEC_KEY, b"").decode(), self.stream.spec)
         state = BucketState()
-        keys = table.select(self.keys).to_pylist() if self.keys else [{}] * table.num_rows
+        keys = table.select(self.keys).to_pylist()
         kernels = table.column(KERNEL).to_pylist()
         pendings = table.column(PENDING).to_pylist()
         feds = table.column(FED).to_pylist()

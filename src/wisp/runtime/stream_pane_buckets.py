@@ -170,9 +170,7 @@ class PaneBuckets:
         np.minimum.at(earliest, owner, first)
         has = earliest != np.iinfo(np.int64).max
         k = np.where(done != NONE, np.maximum(earliest, done), earliest)
-        w, unit = self.kernel.window, self.kernel.unit
-        wake = (w.origin + k * w.hop + w.size - 1) * unit + 1
-        due = wake - 1  # the last tick before it: final once the watermark reaches it
+        due = self.kernel.least_horizon(k) - 1  # final once the watermark reaches it
         result[has] = -(-due[has] // TICKS_PER_MS)
         return result
 

@@ -134,11 +134,6 @@ class PaneKernel:
                 newest = max(newest, before)
             scalars["newest"] = newest
             return self.emit(table, scalars, self.final_window(newest))
-        return self.close(table, scalars, horizon)
-
-    def close(self, table: pa.Table, scalars: dict[str, Any], horizon: Horizon
-              ) -> tuple[pa.RecordBatch, KernelState]:
-        """Emit the windows of `table`'s panes final under `horizon` (none under `-inf`)."""
         if isinstance(horizon, float) and horizon == -math.inf:  # no promise: none final
             return self.empty(), KernelState(table, scalars)
         return self.emit(table, scalars, self.final_window(self.first_start(horizon)))
@@ -170,10 +165,16 @@ class PaneKernel:
         first, _ = self.window_range(state.rows.column(PANE).to_numpy())
         done = state.scalars.get(DONE)
         k = int(first.min()) if not isinstance(done, int) else max(int(first.min()), done)
+        return int(self.least_horizon(np.asarray([k]))[0])
+
+    def least_horizon(self, windows: IntArray) -> IntArray:
+        """The least horizon (ticks of the time column) at which a step emits each of
+        `windows`: its end; for date time one tick past the start of its last day, since
+        `first_start` takes a horizon just past a day to the next day."""
         w = self.window
-        end = w.origin + k * w.hop + w.size  # date time: the day after the window's
-        # last lies past a horizon just past the day before it (`first_start`)
-        return (end - 1) * self.unit + 1
+        end = w.origin + windows * w.hop + w.size
+        result: IntArray = (end - 1) * self.unit + 1
+        return result
 
     # -------------------------------------------------------------------- panes
 
@@ -184,15 +185,12 @@ class PaneKernel:
 
     def fold(self, state: KernelState | None, chunk: pa.Table) -> pa.Table:
         """The state's panes with `chunk`'s rows added."""
-        return self.fold_partials(state, self.partials(chunk) if chunk.num_rows else None)
-
-    def fold_partials(self, state: KernelState | None, fresh: pa.Table | None) -> pa.Table:
-        """The state's panes with the partials `fresh` (of its key) added."""
         carried = None if state is None or state.rows.num_rows == 0 else state.rows
-        if fresh is None or fresh.num_rows == 0:
+        if chunk.num_rows == 0:
             return carried if carried is not None else self.pane_schema.empty_table()
+        fresh = self.partials(chunk)
         if carried is None:
-            return self.combine(fresh)
+            return fresh
         return self.combine(pa.concat_tables([carried, fresh.select(carried.schema.names)
                                               .cast(carried.schema)]))
 

@@ -6,10 +6,12 @@ rows were read, around `runtime.stream_pane_buckets.PaneBuckets`).
 
 Per key, one `ValueState` holds the stream state (format version, the query's spec hash,
 the kernel state's bytes, the pending rows' bytes, the horizon fed) and one event-time
-timer is set where the key's next output can be final. Output batches leave as Arrow IPC
-bytes in a binary column (`PAYLOAD`) with a flag (`LATE`: a batch of late rows, under
-`on_late="emit"`) and a count (`COUNTED`: late rows dropped and counted), which
-`PayloadRows` turns back into rows after the operator.
+timer is set where the key's next output can be final. Output batches leave either as
+one JSON text of columns (`ROWS`, `runtime.json_rows`), which Spark reads back without a
+Python stage (`engine/stream_rows.py`), when the processor has a `json_schema`, or as
+Arrow IPC bytes in a binary column (`PAYLOAD`) with a flag (`LATE`: a batch of late rows,
+under `on_late="emit"`), which `PayloadRows` turns back into rows after the operator;
+`COUNTED` carries a count of late rows dropped and counted.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pyspark.sql.streaming.stateful_processor import (
 )
 
 from ..runtime.crossing import Crossing, decode, key_column, key_values
+from ..runtime.json_rows import rows_json
 from ..runtime.stream_buckets import BucketStep, KeyBuckets
 from ..runtime.stream_pane_buckets import PaneBuckets, PaneStep
 from ..runtime.stream_panes import PaneKernel
@@ -46,14 +49,17 @@ from ..runtime.streaming import (
 PAYLOAD = "payload"
 LATE = "late"
 COUNTED = "counted"
+ROWS = "rows_json"
 LATE_REASON = "late_reason"
 LATE_ROW = "late_row"
 REASON_COLUMN = "__wisp_late_reason"
 OPERATOR_SCHEMA = T.StructType([T.StructField(PAYLOAD, T.BinaryType()),
                                 T.StructField(LATE, T.BooleanType()),
-                                T.StructField(COUNTED, T.LongType())])
-"""The operator's rows: a payload (null: none), whether its rows are late rows, and a
-number of late rows counted and not emitted (rows reduced to pane partials)."""
+                                T.StructField(COUNTED, T.LongType()),
+                                T.StructField(ROWS, T.StringType())])
+"""The operator's rows: a payload (null: none), whether its rows are late rows, a
+number of late rows counted and not emitted (rows reduced to pane partials), and output
+rows as JSON text (null: none)."""
 STATE_NAME = "wisp_stream"
 STATE_SCHEMA = T.StructType([
     T.StructField("version", T.IntegerType()),
@@ -139,15 +145,20 @@ def move_timer(handle: StatefulProcessorHandle, previous: int | None,
         handle.registerTimer(timer)
 
 
-def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0) -> pd.DataFrame:
-    """Output batches as payloads (not late), and `counted` late rows in a row without
-    payload."""
+def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
+                    json_schema: pa.Schema | None = None) -> pd.DataFrame:
+    """Output batches as payloads (not late), or with a `json_schema` as one JSON text
+    of their rows in it; and `counted` late rows in a row without payload."""
+    if json_schema is not None:
+        text = rows_json(outputs, json_schema) if outputs else None
+        return pd.DataFrame({PAYLOAD: [None], LATE: False, COUNTED: [counted],
+                             ROWS: [text]})
     blobs: list[bytes | None] = [batch_bytes(b) for b in outputs]
     counts = [0] * len(blobs)
     if counted:
         blobs.append(None)
         counts.append(counted)
-    return pd.DataFrame({PAYLOAD: blobs, LATE: False, COUNTED: counts})
+    return pd.DataFrame({PAYLOAD: blobs, LATE: False, COUNTED: counts, ROWS: None})
 
 
 def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
@@ -155,7 +166,7 @@ def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
     blobs = [batch_bytes(b) for rows, reason in late
              for b in rows.append_column(REASON_COLUMN, pa.array(
                  [reason] * rows.num_rows, pa.string())).to_batches()]
-    return pd.DataFrame({PAYLOAD: blobs, LATE: True, COUNTED: 0})
+    return pd.DataFrame({PAYLOAD: blobs, LATE: True, COUNTED: 0, ROWS: None})
 
 
 BUCKET_STATE_NAME = "wisp_bucket"
@@ -171,6 +182,8 @@ class StoredBuckets(StatefulProcessor):
     keys' earliest."""
 
     buckets: Any
+    json_schema: pa.Schema | None = None
+    """With it, output rows leave as JSON text of this schema (see `output_payloads`)."""
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -197,7 +210,7 @@ class StoredBuckets(StatefulProcessor):
         move_timer(self.handle, previous, step.timer)
         counted = step.counted if isinstance(step, PaneStep) else 0
         if step.outputs or counted:
-            yield output_payloads(step.outputs, counted)
+            yield output_payloads(step.outputs, counted, self.json_schema)
 
     def close(self) -> None:
         pass
@@ -280,8 +293,10 @@ class PartialsProcessor(StoredBuckets):
     no event time); a key's late rows are those whose earliest window it had already
     closed, counted (`COUNTED`)."""
 
-    def __init__(self, buckets: PaneBuckets) -> None:
+    def __init__(self, buckets: PaneBuckets, json_schema: pa.Schema | None = None
+                 ) -> None:
         self.buckets = buckets
+        self.json_schema = json_schema
 
     def handleInputRows(self, key: Any, rows: Iterator[Any],
                         timerValues: TimerValues) -> Iterator[pd.DataFrame]:

@@ -8,8 +8,9 @@ pandas carries exactly (`runtime.crossing`); grouped by key (no key: one group);
 processor (`engine.processor`) runs `runtime.streaming.StreamKernel` (keyed pane
 queries group by a hash bucket of the key instead: `runtime.stream_buckets`; with late
 rows counted, each task first reduces its rows to pane partials, and a bucket's keys are
-handled all at once: `runtime.stream_pane_buckets`); its payloads of
-Arrow bytes become rows of exactly the batch columns (`mapInArrow`). Written with the
+handled all at once: `runtime.stream_pane_buckets`); its output becomes rows of exactly
+the batch columns (`engine.stream_rows`: Arrow payloads through `mapInArrow`, or, for
+pane partials, JSON text read by `from_json` without a Python stage). Written with the
 ordinary `writeStream` in Append mode.
 """
 
@@ -52,6 +53,7 @@ from .processor import (
     PayloadRows,
     StreamProcessor,
 )
+from .stream_rows import json_rows_schema, output_rows
 
 EVENT_TIME = "__wisp_event_time"
 """The hidden timestamp column the watermark is on (a user's own watermark on the time
@@ -200,8 +202,7 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     states = df.groupBy(*group).transformWithStateInPandas(
         processor, OPERATOR_SCHEMA, "Append", "EventTime")
     if not emit_late:
-        return states.mapInArrow(PayloadRows(arrow_schema(keyed.fields)),
-                                 T.StructType(keyed.fields))
+        return output_rows(states, keyed.fields, False)
     fields = [*keyed.fields, T.StructField(LATE_REASON, T.StringType()),
               T.StructField(LATE_ROW, T.StructType([schema[c] for c in columns]))]
     late_rows = LateRows(arrow_schema(fields), events.key)
@@ -228,10 +229,9 @@ def on_partials(df: DataFrame, keyed: KeyedKernel, stream_kernel: StreamKernel
     packed = rows.mapInArrow(PanePacker(stream_kernel.kernel, stream_kernel.schema,
                                         BUCKET_OF), PACKED_SCHEMA)
     key_schema = arrow_schema([schema[k] for k in keyed.keys])
-    processor = PartialsProcessor(PaneBuckets(stream_kernel, key_schema))
+    json_schema = json_rows_schema(keyed.fields)
+    processor = PartialsProcessor(PaneBuckets(stream_kernel, key_schema), json_schema)
     states = packed.groupBy(col(BUCKET)).transformWithStateInPandas(
         processor, OPERATOR_SCHEMA, "Append", "EventTime")
     counted = states.observe(LATE_COUNTED, F.sum(col(COUNTED)).alias("late"))
-    result: DataFrame = counted.mapInArrow(PayloadRows(arrow_schema(keyed.fields)),
-                                           T.StructType(keyed.fields))
-    return result
+    return output_rows(counted, keyed.fields, json_schema is not None)

@@ -132,7 +132,8 @@ class StreamPlan(Plan):
                     + (" of their keys (one stored value per bucket holds the state of "
                        "each of its keys)" if keyed else "")
                     + "; a window is written from its panes' partials once no later row "
-                    f"can fall in it. State per key: {self.state}. Emitted: {self.emits}. "
+                    "can fall in it (the operator writes the windows as JSON text, which "
+                    f"Spark reads back in the JVM). State per key: {self.state}. Emitted: {self.emits}. "
                     "Late rows: Spark's late filter is off (it reads each row's time); a "
                     "row is late when a window holding it was already closed for its key, "
                     "and wisp's operator drops and counts it (wisp.stream_report). One "

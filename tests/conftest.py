@@ -39,6 +39,16 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
+@pytest.fixture
+def new_york(spark: Any) -> Iterator[None]:
+    """The shared session in New York's time zone (daylight saving) for one test."""
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
 @pytest.fixture(scope="module")
 def streaming(spark: Any) -> Iterator[Any]:
     """The shared session set for streams: the RocksDB state store (with changelog

@@ -5,7 +5,6 @@ the kernels where the session time zone is not UTC."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -49,15 +48,6 @@ def unmatched_rows(got: DataFrame, want: DataFrame) -> list[tuple[object, ...]]:
     differing = (tagged.groupBy(*got.columns).agg(F.sum(side).alias(side))
                  .where(F.col(side) != 0))
     return [tuple(r) for r in differing.limit(10).collect()]
-
-
-@pytest.fixture
-def new_york(spark: SparkSession) -> Iterator[None]:
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
-    try:
-        yield
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", "UTC")
 
 
 @pytest.mark.parametrize("window, native, kernel", [

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -99,15 +98,6 @@ def test_every_value_comes_back_exactly(spark: SparkSession, rows: list[tuple[An
     texts = [rows_json(table.slice(0, cut).to_batches(), SCHEMA),
              rows_json(table.slice(cut).to_batches(), SCHEMA)]
     assert_same(read_back(spark, texts), table)
-
-
-@pytest.fixture
-def new_york(spark: SparkSession) -> Iterator[None]:
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
-    try:
-        yield
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", "UTC")
 
 
 @pytest.mark.usefixtures("new_york")

@@ -133,7 +133,8 @@ class StreamPlan(Plan):
                        "each of its keys)" if keyed else "")
                     + "; a window is written from its panes' partials once no later row "
                     "can fall in it (the operator writes the windows as JSON text, which "
-                    f"Spark reads back in the JVM). State per key: {self.state}. Emitted: {self.emits}. "
+                    f"Spark reads back in the JVM). State per key: {self.state}. "
+                    f"Emitted: {self.emits}. "
                     "Late rows: Spark's late filter is off (it reads each row's time); a "
                     "row is late when a window holding it was already closed for its key, "
                     "and wisp's operator drops and counts it (wisp.stream_report). One "

@@ -291,10 +291,9 @@ class PartialsProcessor(StoredBuckets):
     partials: each bucket's keys and panes in one stored value
     (`runtime.stream_pane_buckets`). Spark's late filter is off (the operator's input has
     no event time); a key's late rows are those whose earliest window it had already
-    closed, counted (`COUNTED`)."""
+    closed, counted (`COUNTED`). Its windows leave as JSON text of `json_schema`."""
 
-    def __init__(self, buckets: PaneBuckets, json_schema: pa.Schema | None = None
-                 ) -> None:
+    def __init__(self, buckets: PaneBuckets, json_schema: pa.Schema) -> None:
         self.buckets = buckets
         self.json_schema = json_schema
 

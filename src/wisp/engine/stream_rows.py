@@ -1,22 +1,21 @@
 """After a stream's stateful operator: its output as rows of exactly the batch columns.
 
-Two ways (the operator writes the one `json_rows_schema` chose):
+Two ways, as the operator wrote them:
 - JSON text of columns (`runtime.json_rows`), read by Spark's `from_json` in the JVM,
-  no Python stage: for outputs whose columns all cross as JSON (`carries`);
-- Arrow payloads, read by a Python stage (`mapInArrow(PayloadRows)`): the others, and
-  late rows under `on_late="emit"`.
+  with no Python stage: pane partials, whose outputs are windows (few rows);
+- Arrow payloads, read by a Python stage (`mapInArrow(PayloadRows)`): the other
+  queries, whose outputs may hold a row per event (encoding those as text costs more
+  than the stage), and late rows under `on_late="emit"`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..runtime.json_rows import carries
 from .columns import col
 from .layout import arrow_schema
 from .native import NTZ_EPOCH
@@ -25,13 +24,6 @@ from .processor import ROWS, PayloadRows
 JSON_OPTIONS = {"allowNonNumericNumbers": "true", "mode": "FAILFAST"}
 """`NaN` and the infinities read as numbers; a text that does not parse fails the query
 (it never happens: the operator writes it)."""
-
-
-def json_rows_schema(fields: Sequence[T.StructField]) -> pa.Schema | None:
-    """The Arrow schema the operator writes JSON rows in, or None when a column does not
-    cross as JSON (the operator writes Arrow payloads)."""
-    schema = arrow_schema(fields)
-    return schema if carries(schema) else None
 
 
 def wire_type(data_type: T.DataType) -> T.DataType:
@@ -75,10 +67,6 @@ def json_rows(states: DataFrame, fields: Sequence[T.StructField]) -> DataFrame:
                            for i, f in enumerate(fields)])
 
 
-def output_rows(states: DataFrame, fields: Sequence[T.StructField],
-                as_json: bool) -> DataFrame:
-    """The operator's output (not late rows) as rows of `fields`: from JSON rows where
-    the operator wrote them, else from Arrow payloads."""
-    if as_json:
-        return json_rows(states, fields)
+def payload_rows(states: DataFrame, fields: Sequence[T.StructField]) -> DataFrame:
+    """The operator's Arrow payloads (not late rows) as rows of `fields`."""
     return states.mapInArrow(PayloadRows(arrow_schema(fields)), T.StructType(list(fields)))

@@ -30,6 +30,7 @@ from ..plan.streaming import KEY_BUCKETS, StreamPlan
 from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.edges import EdgesKernel
+from ..runtime.json_rows import carries
 from ..runtime.resumable import Streamable
 from ..runtime.stream_buckets import KeyBuckets
 from ..runtime.stream_pane_buckets import PaneBuckets
@@ -53,7 +54,7 @@ from .processor import (
     PayloadRows,
     StreamProcessor,
 )
-from .stream_rows import json_rows_schema, output_rows
+from .stream_rows import json_rows, payload_rows
 
 EVENT_TIME = "__wisp_event_time"
 """The hidden timestamp column the watermark is on (a user's own watermark on the time
@@ -202,7 +203,7 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     states = df.groupBy(*group).transformWithStateInPandas(
         processor, OPERATOR_SCHEMA, "Append", "EventTime")
     if not emit_late:
-        return output_rows(states, keyed.fields, False)
+        return payload_rows(states, keyed.fields)
     fields = [*keyed.fields, T.StructField(LATE_REASON, T.StringType()),
               T.StructField(LATE_ROW, T.StructType([schema[c] for c in columns]))]
     late_rows = LateRows(arrow_schema(fields), events.key)
@@ -229,9 +230,10 @@ def on_partials(df: DataFrame, keyed: KeyedKernel, stream_kernel: StreamKernel
     packed = rows.mapInArrow(PanePacker(stream_kernel.kernel, stream_kernel.schema,
                                         BUCKET_OF), PACKED_SCHEMA)
     key_schema = arrow_schema([schema[k] for k in keyed.keys])
-    json_schema = json_rows_schema(keyed.fields)
-    processor = PartialsProcessor(PaneBuckets(stream_kernel, key_schema), json_schema)
+    output = arrow_schema(keyed.fields)
+    assert carries(output)  # a stream reads only the types that cross as JSON text
+    processor = PartialsProcessor(PaneBuckets(stream_kernel, key_schema), output)
     states = packed.groupBy(col(BUCKET)).transformWithStateInPandas(
         processor, OPERATOR_SCHEMA, "Append", "EventTime")
     counted = states.observe(LATE_COUNTED, F.sum(col(COUNTED)).alias("late"))
-    return output_rows(counted, keyed.fields, json_schema is not None)
+    return json_rows(counted, keyed.fields)

@@ -2,8 +2,8 @@
 
 After Spark's stateful operator, its output could be turned back into rows by a second
 Python stage (`mapInArrow`), which costs a Python worker per task and micro-batch even
-when no window closed. Where the output holds few rows (windows, not one row per
-event), the operator writes them instead as one JSON text of columns,
+when no window closed. Where the output holds few rows (the windows of pane partials,
+not a row per event), the operator writes them instead as one JSON text of columns,
 `{"c0": [...], "c1": [...], ...}`, which Spark's `from_json` reads in the JVM
 (`engine/stream_rows.py`). Every value crosses exactly:
 
@@ -15,8 +15,8 @@ event), the operator writes them instead as one JSON text of columns,
 - timestamps (with or without time zone) as long microseconds; dates as days;
 - null as `null`.
 
-Nested and other types are not carried (`carries` says so); their outputs keep the
-Arrow payloads.
+Nested and other types are not carried (`carries` says so); a stream reads none of
+them.
 """
 
 from __future__ import annotations

@@ -12,13 +12,15 @@ late rows counted) a bucket instead keeps two tables, whatever its number of key
   partials), in (key, pane) order.
 
 Each step does for every key at once what `StreamKernel` and `PaneKernel` do for one
-(`KeyBuckets.on_partials` and `on_timer`): a key with partials in the batch, or whose
+key's rows (`StreamKernel.on_rows` and `on_timer`, with the late rule of
+`PaneKernel.late_panes`): a key with partials in the batch, or whose
 timer the watermark has reached, is advanced to the batch's horizon; its partials in a
 pane whose earliest window it already closed are late (counted); the others are added to
 its panes; every window of an advanced key that the horizon makes final is written, from
 the first it had not closed; its timer is set where its next window can be final. Keys
-that are neither keep everything as it was. So the rows written, the late count and the
-timers are `KeyBuckets`' (tests/streaming: the simulator compares them batch by batch).
+that are neither keep everything as it was. So the rows written in each batch and the
+late count are those of a `StreamKernel` per key (tests/streaming/test_stream_buckets.py
+compares them batch by batch, with the partials coming from several places).
 """
 
 from __future__ import annotations
@@ -101,8 +103,7 @@ class PaneBuckets:
         keys, ids = self.key_ids(state.keys, partials)
         panes = partials.column(PANE).to_numpy()
         done = keys.column(DONE).fill_null(NONE).to_numpy()[ids]
-        first, _ = self.kernel.window_range(panes)
-        late = (done != NONE) & (first < done)
+        late = (done != NONE) & self.kernel.closed_panes(panes, done)
         counted = int(partials.column(ROWS).to_numpy()[late].sum())
         touched = np.zeros(keys.num_rows, dtype=bool)
         touched[ids] = True

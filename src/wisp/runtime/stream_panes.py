@@ -218,9 +218,15 @@ class PaneKernel:
         done = None if state is None else state.scalars.get(DONE)
         if not isinstance(done, int):
             return np.zeros(len(panes), dtype=bool)
+        return self.closed_panes(panes, done)
+
+    def closed_panes(self, panes: IntArray, done: IntArray | int) -> npt.NDArray[np.bool_]:
+        """Which panes' earliest window lies before `done` (one per pane, or one for
+        all), the first window not yet closed for their key: the late rule of
+        `late_panes`, for one key or many (`stream_pane_buckets`)."""
         first, _ = self.window_range(panes)
-        late: npt.NDArray[np.bool_] = first < done
-        return late
+        closed: npt.NDArray[np.bool_] = first < done
+        return closed
 
     @cached_property
     def pane_schema(self) -> pa.Schema:

@@ -12,6 +12,11 @@ from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+# Python workers import this folder's modules that tests send them by reference (the
+# user aggregators of `aggregators.py`), as a user's own modules must be importable there.
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_TESTS, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
 
 settings.register_profile(
     "default", deadline=None, print_blob=True,

@@ -14,10 +14,10 @@ def test_public_names_are_pinned() -> None:
                     and not isinstance(getattr(wisp, name), types.ModuleType))
     assert public == sorted(wisp.__all__)
     assert sorted(wisp.__all__) == [
-        "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping", "Punctuation",
+        "Aggregator", "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping", "Punctuation",
         "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time", "Trailing",
         "Tumbling", "WispError", "WispInputError", "WispMemoryError", "WispUnsupportedError",
-        "asof_join",
+        "aggregate", "asof_join",
         "clock", "collect", "count", "count_distinct", "cron", "daily", "events",
         "ewm_mean", "explain", "first",
         "from_edges", "hourly", "last", "max", "max_by", "mean", "median", "min", "min_by",

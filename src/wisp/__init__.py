@@ -18,6 +18,8 @@ from .errors import (
     wisp_error,
 )
 from .spec.aggregates import (
+    Aggregator,
+    aggregate,
     collect,
     count,
     count_distinct,
@@ -67,6 +69,7 @@ if _TYPE_CHECKING:
     from .windowed import explain, report, stream_report
 
 __all__ = [
+    "Aggregator",
     "Count",
     "CountByStartTime",
     "Delta",
@@ -87,6 +90,7 @@ __all__ = [
     "WispInputError",
     "WispMemoryError",
     "WispUnsupportedError",
+    "aggregate",
     "asof_join",
     "clock",
     "collect",

@@ -11,7 +11,7 @@ import pytest
 
 from wisp.errors import WispError, WispInputError
 from wisp.spec import aggregates as agg
-from wisp.spec.aggregates import TRAITS, Aggregation, Traits
+from wisp.spec.aggregates import DEFINITIONS, Aggregation, Definition
 
 BUILTINS = ["sum", "mean", "min", "max", "first", "last", "stddev", "variance", "collect",
             "time_weighted_mean"]
@@ -75,44 +75,49 @@ def test_udaf_without_a_name_falls_back_to_udaf() -> None:
     assert agg.udaf(unnamed, "v").output_name == "udaf_v"
 
 
-# ----------------------------------------------------------------------- traits
+# ------------------------------------------------------------------ definitions
 
 
-def test_traits_table_sanity() -> None:
-    assert agg.sum("v").traits.invertible
-    assert agg.sum("v").traits.associative
-    assert not agg.sum("v").traits.idempotent
-    assert agg.count().traits.invertible
-    assert agg.max("v").traits.idempotent
-    assert not agg.max("v").traits.invertible
-    assert agg.min("v").traits.idempotent
-    assert agg.collect("v").traits.needs_values
-    assert not agg.collect("v").traits.invertible
-    assert agg.udaf(p90, "v").traits.needs_values
-    assert not agg.udaf(p90, "v").traits.associative
-    assert not agg.mean("v").traits.needs_values
+def test_definitions_state_the_capabilities() -> None:
+    assert agg.sum("v").definition.invertible
+    assert agg.sum("v").definition.mergeable
+    assert not agg.sum("v").definition.idempotent
+    assert agg.count().definition.invertible
+    assert agg.max("v").definition.idempotent
+    assert not agg.max("v").definition.invertible
+    assert agg.min("v").definition.idempotent
+    assert agg.collect("v").definition.needs_values
+    assert not agg.collect("v").definition.invertible
+    assert agg.udaf(p90, "v").definition.needs_values
+    assert not agg.udaf(p90, "v").definition.mergeable
+    assert agg.udaf(p90, "v").definition.user_code
+    assert not agg.mean("v").definition.needs_values
+    assert agg.ewm_mean("v", half_life="1s").definition.running_only
+    assert agg.time_weighted_mean("v").definition.lifetimes
 
 
-def test_every_factory_has_traits() -> None:
+def test_every_factory_has_a_definition() -> None:
     specs = [getattr(agg, fn)("v") for fn in BUILTINS] + [
         agg.count(), agg.udaf(p90, "v"), agg.quantile("v", 0.9), agg.median("v"),
         agg.count_distinct("v"), agg.max_by("v", "w"), agg.min_by("v", "w"),
         agg.ewm_mean("v", half_life="1s")]
-    assert {spec.fn for spec in specs} == set(TRAITS)
+    assert {spec.fn for spec in specs} == set(DEFINITIONS)
     for spec in specs:
-        assert spec.traits is TRAITS[spec.fn]
-        assert isinstance(spec.traits, Traits)
+        assert spec.definition is DEFINITIONS[spec.fn]
+        assert isinstance(spec.definition, Definition)
 
 
-@pytest.mark.parametrize("fn", sorted(TRAITS))
-def test_traits_are_consistent(fn: str) -> None:
-    traits = TRAITS[fn]
+@pytest.mark.parametrize("fn", sorted(DEFINITIONS))
+def test_definitions_are_consistent(fn: str) -> None:
+    definition = DEFINITIONS[fn]
     # x + x = x and a group inverse together force every value to be the identity
-    assert not (traits.invertible and traits.idempotent)
+    assert not (definition.invertible and definition.idempotent)
     # an aggregate that must see every value cannot drop one by inversion
-    assert not (traits.needs_values and traits.invertible)
+    assert not (definition.needs_values and definition.invertible)
+    # what Spark computes over a sliding frame it computes over a group
+    assert set(definition.spark_sliding) <= set(definition.spark_grouped)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        traits.invertible = not traits.invertible  # type: ignore[misc]
+        definition.invertible = not definition.invertible  # type: ignore[misc]
 
 
 # ------------------------------------------------------------------ bad values

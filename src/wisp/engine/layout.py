@@ -129,5 +129,7 @@ def aggregate_jobs(plan: Plan, events: Events) -> tuple[AggregateJob, ...]:
                               by=r.aggregation.by,
                               q=0.5 if r.aggregation.q is None else r.aggregation.q,
                               interpolation=r.aggregation.interpolation,
-                              half_life=0.0 if r.half_life is None else float(r.half_life))
+                              half_life=0.0 if r.half_life is None else float(r.half_life),
+                              definition=r.aggregation.definition,
+                              aggregator=r.aggregation.aggregator)
                  for r in plan.aggregations)

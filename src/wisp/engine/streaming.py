@@ -24,7 +24,6 @@ from pyspark.sql import types as T
 
 from ..binding import TimeColumn, time_kind
 from ..errors import WispInputError, WispUnsupportedError
-from ..plan.aggregations import NEW_FNS
 from ..plan.source import ROCKSDB, STATE_STORE
 from ..plan.streaming import KEY_BUCKETS, StreamPlan
 from ..runtime.codec import DAY
@@ -36,6 +35,7 @@ from ..runtime.stream_buckets import KeyBuckets
 from ..runtime.stream_pane_buckets import PaneBuckets
 from ..runtime.stream_panes import PaneKernel
 from ..runtime.streaming import StreamKernel, spec_hash
+from ..spec.aggregates import Aggregation
 from .columns import LATE_COUNTED, LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
 from .layout import arrow_schema, arrow_type
@@ -148,10 +148,18 @@ def spec_text(plan: StreamPlan) -> str:
     source = plan.source
     aggregations = [(r.name, r.aggregation.fn, r.aggregation.col) + (
         (r.aggregation.by, r.aggregation.q, r.aggregation.interpolation, r.half_life)
-        if r.aggregation.fn in NEW_FNS else ()) for r in plan.aggregations]
+        if not r.aggregation.definition.spark_running else ()) + (
+        (user_identity(r.aggregation),) if r.aggregation.user else ())
+        for r in plan.aggregations]
     return repr((plan.inner.strategy, plan.inner.window, aggregations, source.key,
                  source.time.name, source.time.kind, source.end, plan.tie_break,
                  plan.lateness, source.on_late) + ((source.edges,) if source.edges else ()))
+
+
+def user_identity(aggregation: Aggregation) -> str:
+    """A user's aggregator as its state depends on it: its class and declared type."""
+    kind = type(aggregation.aggregator)
+    return f"{kind.__module__}.{kind.__qualname__}:{aggregation.returns}"
 
 
 @compiles(StreamPlan)

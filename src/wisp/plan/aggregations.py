@@ -13,38 +13,43 @@ from .registry import NoWindow
 from .source import ColumnType, Source, value_class
 
 RESERVED = ("window_start", "window_end", "time")
-NUMERIC_FNS = ("sum", "mean", "variance", "stddev", "time_weighted_mean", "quantile", "median",
-               "ewm_mean")
-ORDERED_CLASSES = ("integer", "float", "boolean", "decimal", "ordered")
-NEW_FNS = ("quantile", "median", "count_distinct", "max_by", "min_by", "ewm_mean")
-"""The aggregations no Spark aggregate computes exactly and incrementally: every
-strategy that runs Spark's own aggregates routes them to a kernel."""
+TAKES: dict[str, tuple[str, ...]] = {
+    "numeric": ("integer", "float", "decimal"),
+    "orderable": ("integer", "float", "boolean", "decimal", "ordered"),
+    "atomic": ("integer", "float", "boolean", "decimal", "ordered"),
+}
+"""The value classes each `Definition.takes` accepts (absent: any)."""
+TAKES_WORDS = {"numeric": "a numeric column", "orderable": "an orderable column",
+               "atomic": "a column of atomic values"}
 MIN_COUNT_PREFIX = "__wisp_min_count_"
 """The hidden count columns `min_count` reads (`with_min_counts`), dropped from the
 result."""
 
 
 def output_type(agg: Aggregation, input_type: ColumnType | None) -> OutputType:
-    """The output type of `agg` over a column of `input_type` (None: no column)."""
-    fn = agg.fn
-    if fn in ("count", "count_distinct"):
-        return OutputType("long")
-    if fn in ("quantile", "median", "ewm_mean"):
-        return OutputType("double")
-    if fn == "sum":
+    """The output type of `agg` over a column of `input_type` (None: no column), by its
+    definition's `output` rule."""
+    rule = agg.definition.output
+    if rule == "sum":
         if input_type is not None and input_type.family == "decimal":
             return OutputType("decimal", min(38, input_type.precision + 10), input_type.scale)
         return OutputType("long" if value_class(input_type) == "integer" else "double")
-    if fn in ("mean", "variance", "stddev", "time_weighted_mean"):
+    if rule == "long":
+        return OutputType("long")
+    if rule == "double":
         return OutputType("double")
-    if fn == "collect":
-        assert input_type is not None
-        return OutputType("array")
-    if fn == "udaf":
+    if rule == "declared":
         assert agg.returns is not None
         return OutputType("declared", declared=agg.returns)
     assert input_type is not None
-    return OutputType("input")
+    return OutputType("array" if rule == "array" else "input")
+
+
+def spark_blocker(resolved: Sequence[ResolvedAggregation]) -> ResolvedAggregation | None:
+    """The first aggregation that no Spark window function computes exactly and
+    incrementally (`Definition.spark_running`: a user's code, exact quantiles, ...), or
+    None: every strategy that runs Spark's own aggregates sends those to a kernel."""
+    return next((r for r in resolved if not r.aggregation.definition.spark_running), None)
 
 
 def resolve(source: Source, aggregations: Sequence[Aggregation]) -> tuple[
@@ -69,17 +74,10 @@ def resolve(source: Source, aggregations: Sequence[Aggregation]) -> tuple[
         kind = value_class(input_type)
         if agg.by is not None:
             _check_by(agg, fields)
-        if agg.fn == "count_distinct" and kind not in ORDERED_CLASSES:
+        takes = agg.definition.takes
+        if takes in TAKES and kind not in TAKES[takes]:
             assert input_type is not None
-            raise bad_value("col", "a column of atomic values for count_distinct()",
-                            f"{input_type.text} column {agg.col!r}")
-        if agg.fn in NUMERIC_FNS and kind not in ("integer", "float", "decimal"):
-            assert input_type is not None
-            raise bad_value("col", f"a numeric column for {agg.fn}()",
-                            f"{input_type.text} column {agg.col!r}")
-        if agg.fn in ("min", "max") and kind == "other":
-            assert input_type is not None
-            raise bad_value("col", f"an orderable column for {agg.fn}()",
+            raise bad_value("col", f"{TAKES_WORDS[takes]} for {agg.fn}()",
                             f"{input_type.text} column {agg.col!r}")
         name = agg.output_name
         if name in taken:
@@ -87,7 +85,7 @@ def resolve(source: Source, aggregations: Sequence[Aggregation]) -> tuple[
                             "window_start, window_end, time and each other", name)
         taken.add(name)
         half_life = None
-        if agg.fn == "ewm_mean":
+        if agg.half_life is not None:
             half_life = resolve_duration(agg.half_life, source.time, "half_life")
             if not half_life > 0:
                 raise bad_value("half_life", "a duration > 0 such as '10s'", agg.half_life)
@@ -105,7 +103,7 @@ def _check_by(agg: Aggregation, fields: dict[str, ColumnType]) -> None:
         hint = did_you_mean(agg.by, fields).strip(" ()")
         raise bad_value("by", f"a column of the DataFrame for {agg.fn}() "
                         f"(columns: {', '.join(fields)})", agg.by, hint=hint)
-    if value_class(fields[agg.by]) not in ORDERED_CLASSES:
+    if value_class(fields[agg.by]) not in TAKES["orderable"]:
         raise bad_value("by", f"an orderable column for {agg.fn}()",
                         f"{fields[agg.by].text} column {agg.by!r}")
 
@@ -134,21 +132,12 @@ def is_hidden(resolved: ResolvedAggregation) -> bool:
     return resolved.name.startswith(MIN_COUNT_PREFIX)
 
 
-GROUPED_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "ordered", "other"),
-               "sum": ("integer", "float", "decimal"), "mean": ("integer", "float", "decimal"),
-               "min": ("integer", "float", "decimal", "ordered"),
-               "max": ("integer", "float", "decimal", "ordered"),
-               "variance": ("integer", "float"), "stddev": ("integer", "float")}
-"""Aggregations whose Spark aggregate over a group of events gives wisp's result (null
-and NaN handling included); first/last and collect depend on order, which a hash
-aggregation does not keep."""
-
-
 def grouped_blocker(resolved: Sequence[ResolvedAggregation]) -> str | None:
-    """The first aggregation without an exact order-free Spark aggregate, in words, or
-    None when every one has one."""
+    """The first aggregation without an exact order-free Spark aggregate over a group
+    of events (`Definition.spark_grouped`: first/last and collect depend on order, which
+    a hash aggregation does not keep), in words, or None when every one has one."""
     for r in resolved:
-        if r.value_class not in GROUPED_FNS.get(r.aggregation.fn, ()):
+        if r.value_class not in r.aggregation.definition.spark_grouped:
             return (f"{r.aggregation.output_name} has no order-free Spark aggregate giving "
                     "wisp's result")
     return None
@@ -162,7 +151,7 @@ POINT_AND_INTERVAL_WINDOWS = ("Hopping, Tumbling by duration, Snapshot, CountByS
 
 def uses_lifetimes(aggregation: Aggregation) -> bool:
     """Whether the aggregation reads each value's lifetime clipped to the window."""
-    return aggregation.fn == "time_weighted_mean" or aggregation.lifetimes
+    return aggregation.definition.lifetimes or aggregation.lifetimes
 
 
 def refuse_lifetimes(resolved: Sequence[ResolvedAggregation], kind: str) -> None:
@@ -170,8 +159,8 @@ def refuse_lifetimes(resolved: Sequence[ResolvedAggregation], kind: str) -> None
     `kind` (the window's name, as the user wrote it) refuses such aggregations."""
     for r in resolved:
         if uses_lifetimes(r.aggregation):
-            label = ("time_weighted_mean" if r.aggregation.fn == "time_weighted_mean"
-                     else "udaf(..., lifetimes=True)")
+            label = ("udaf(..., lifetimes=True)" if r.aggregation.lifetimes
+                     else r.aggregation.fn)
             raise WispUnsupportedError(
                 f"`window` must be one of {INTERVAL_WINDOWS} for {label} (it weighs each "
                 f"value by its lifetime within the window), found {kind}")
@@ -202,10 +191,11 @@ def refuse_ewm(window: object, resolved: Sequence[ResolvedAggregation]) -> None:
     if isinstance(window, (NoWindow, Since)):
         return
     for r in resolved:
-        if r.aggregation.fn == "ewm_mean":
+        if r.aggregation.definition.running_only:
             raise WispUnsupportedError(
                 f"`aggregations` over {type(window).__name__} windows must be defined "
-                f"there, found ewm_mean ({r.name}), which is defined over the cumulative "
+                f"there, found {r.aggregation.fn} ({r.name}), which is defined over the "
+                "cumulative "
                 "window (ev.agg) and Since periods only")
 
 

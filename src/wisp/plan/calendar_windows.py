@@ -14,7 +14,8 @@ units' first instants.
 Choices: `align` names a unit (January 1970 by default: '3mo' windows are quarters,
 '1y' windows years); timestamp time in any zone, timestamp_ntz and date time only in
 UTC (their values carry no zone); numeric time is refused; aggregations that read
-event times or lifetimes (udaf, time_weighted_mean, ewm_mean) are refused, as the
+event times or lifetimes (udaf, a user's aggregator, time_weighted_mean, ewm_mean)
+are refused, as the
 windows' lengths differ; on a stream calendar windows are refused
 (`refuse_on_stream`).
 """
@@ -34,7 +35,6 @@ from .source import ColumnType, Field, Inputs, Source, TimeColumn, tie_break_col
 
 UNIT = "__wisp_unit"
 UNIT_END = "__wisp_unit_end"
-TIME_READERS = ("udaf", "time_weighted_mean", "ewm_mean")
 """Aggregations that read the events' times or lifetimes, which the unit axis hides."""
 LONG = ColumnType("bigint", "integer")
 
@@ -116,7 +116,8 @@ def _units(source: Source, size: CalendarSize, hop: CalendarSize, window: Tumbli
         raise bad_value("tz", f"'UTC' or None for {where} (its wall-clock times carry no "
                         "zone)", window.tz)
     for r in resolved:
-        if r.aggregation.fn in TIME_READERS or r.aggregation.lifetimes:
+        definition = r.aggregation.definition
+        if definition.reads_times or definition.lifetimes or r.aggregation.lifetimes:
             raise WispUnsupportedError(
                 f"`window` must be of duration size for {r.name} (it reads event times, "
                 f"which calendar windows of unequal lengths do not share), found "

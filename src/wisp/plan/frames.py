@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import bad_value
 from ..spec.windows import Range, Rows
-from .aggregations import NEW_FNS, refuse_interval_events, refuse_lifetimes
+from .aggregations import refuse_interval_events, refuse_lifetimes, spark_blocker
 from .durations import resolve_bound
 from .nodes import Plan, ResolvedAggregation
 from .registry import NoWindow, rule
@@ -19,10 +19,6 @@ NATIVE_ROWS_MAX = 32
 frame: O(n*w)), on a session that measures every Arrow batch row by row; wider ones,
 other aggregations, or any `Rows` window on a session that does not, run the Arrow
 kernel."""
-NATIVE_FNS = {"count": ("none", "integer", "float", "boolean", "decimal", "ordered", "other"),
-              "sum": ("float",), "mean": ("float",),
-              "min": ("integer", "float"), "max": ("integer", "float")}
-
 
 @dataclass(frozen=True)
 class RowsFrame:
@@ -182,7 +178,7 @@ def _native_form(frame: RowsFrame, resolved: tuple[ResolvedAggregation, ...]) ->
     its own, no running differences), integer and float min/max."""
     if not frame.first <= 0 <= frame.last or frame.last - frame.first + 1 > NATIVE_ROWS_MAX:
         return False
-    return all(r.value_class in NATIVE_FNS.get(r.aggregation.fn, ()) for r in resolved)
+    return all(r.value_class in r.aggregation.definition.spark_sliding for r in resolved)
 
 
 @rule(Range)
@@ -202,17 +198,17 @@ def plan_range(inputs: Inputs, window: Range, resolved: tuple[ResolvedAggregatio
 def plan_cumulative(inputs: Inputs, window: NoWindow,
                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
     _check(inputs.source, resolved, strategy, CUMULATIVE)
-    udaf = any(r.aggregation.fn == "udaf" for r in resolved)
-    kernel_only = [r.name for r in resolved if r.aggregation.fn in NEW_FNS]
-    if strategy == "native-running" and (udaf or kernel_only):
-        raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate" if udaf
-                        else f"'arrow-frames' for {', '.join(kernel_only)} (no exact "
-                        "incremental running form in Spark)", strategy)
-    if strategy == "arrow-frames" or udaf or kernel_only:
-        reason = ("requested" if strategy == "arrow-frames" else
+    blocker = spark_blocker(resolved)
+    user = blocker is not None and blocker.aggregation.definition.user_code
+    if strategy == "native-running" and blocker is not None:
+        raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate" if user
+                        else f"'arrow-frames' for {blocker.name} (no exact incremental "
+                        "running form in Spark)", strategy)
+    if strategy == "arrow-frames" or blocker is not None:
+        reason = ("requested" if strategy == "arrow-frames" or blocker is None else
                   "a user-defined aggregate must see the values, so a kernel runs it"
-                  if udaf else f"{', '.join(kernel_only)} has no exact, incremental "
-                  "running form in Spark's window operator, so the kernel runs it")
+                  if user else f"{blocker.name} has no exact, incremental running form "
+                  "in Spark's window operator, so the kernel runs it")
         return _frames_plan(inputs.source, window, RunningFrame(), resolved, reason)
     return RunningPlan(source=inputs.source, window=repr(window), aggregations=resolved,
                        tie_break=tie_break_columns(inputs.source),

@@ -22,7 +22,7 @@ from typing import ClassVar
 from ..errors import WispUnsupportedError, bad_value
 from ..spec.time import instant_to_micros
 from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling
-from .aggregations import GROUPED_FNS, grouped_blocker
+from .aggregations import grouped_blocker
 from .durations import DAY, resolve_duration
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
@@ -40,11 +40,6 @@ STRATEGY = "arrow-intervals"
 BUCKETS = "native-buckets"
 BUCKET_TIMES = ("timestamp", "timestamp_ntz", "date", "integer")
 PANES = "panes"
-PANE_FNS = {"count": GROUPED_FNS["count"], "sum": ("integer", "float"),
-            "mean": ("integer", "float"), "min": GROUPED_FNS["min"], "max": GROUPED_FNS["max"]}
-"""Aggregations whose window result is exactly a merge of per-pane partial results:
-counts and sums add up (integer sums exactly), a mean is their quotient, extremes are
-extremes of extremes."""
 SWEEP = kernel_shape("key, start time and tie-break") + " walks each key's lifetimes"
 AGGREGATES = ("; counts and integer and decimal sums come from a difference array over "
               "the runs, float sums, means, extremes, first/last and moments from a "
@@ -293,7 +288,7 @@ def pane_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...],
     if blocker is not None:
         return blocker
     for r in resolved:
-        if r.value_class not in PANE_FNS.get(r.aggregation.fn, ()):
+        if r.value_class not in r.aggregation.definition.panes:
             return f"{r.aggregation.output_name} is not a merge of per-pane partial results"
     return None
 

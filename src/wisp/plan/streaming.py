@@ -44,13 +44,7 @@ from .source import Inputs, tie_break_columns
 STREAM_STRATEGY = "stream"
 RUNNING_STRATEGY = "arrow-running"
 PANES_STRATEGY = "stream-panes"
-PANE_AGGREGATIONS: dict[str, tuple[str, ...]] = {
-    "count": ("*",), "sum": ("float",), "mean": ("float",), "variance": ("float",),
-    "stddev": ("float",), "min": ("float", "integer"), "max": ("float", "integer"),
-}
-"""The aggregations a pane carries as partials, by value class ("*": any)."""
 PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
-UNBOUNDED_FNS = ("collect", "udaf", "quantile", "median", "count_distinct")
 EDGE_KINDS = ("Tumbling and Hopping by duration (output='windows')", "Snapshot",
               "CountByStartTime")
 """The kinds that run over a stream of start/end edges (`wisp.from_edges`)."""
@@ -79,10 +73,9 @@ class AccumulatorsPlan(Plan):
                 "each row's output is the accumulators after it.")
 
 
-def carried_by_panes(fn: str, value_class: str) -> bool:
-    """Whether a pane carries the partials of `fn` over values of `value_class`."""
-    classes = PANE_AGGREGATIONS.get(fn, ())
-    return "*" in classes or value_class in classes
+def carried_by_panes(resolved: ResolvedAggregation) -> bool:
+    """Whether a pane carries the partials of `resolved` (`Definition.stream_panes`)."""
+    return resolved.value_class in resolved.aggregation.definition.stream_panes
 
 
 KEY_BUCKETS = 16
@@ -197,7 +190,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
                                    f"query over a stream, found {strategy!r}")
     name = "cumulative aggregation" if isinstance(window, NoWindow) else \
         type(window).__name__
-    unbounded = [r.name for r in resolved if r.aggregation.fn in UNBOUNDED_FNS]
+    unbounded = [r.name for r in resolved if r.aggregation.definition.needs_values]
     if unbounded and (isinstance(window, NoWindow) or _predicate_ticks(window)):
         raise WispUnsupportedError(
             f"`aggregations` must not read every value of a window that never closes "
@@ -281,8 +274,7 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                     "a window once the watermark passes its end")
         windows = getattr(inner, "windows", None)
         if isinstance(windows, HoppingWindows) and source.time.kind in PANE_TIME_KINDS \
-                and all(carried_by_panes(r.aggregation.fn, r.value_class)
-                        for r in resolved):
+                and all(carried_by_panes(r) for r in resolved):
             panes = PanesPlan(source=source, window=inner.window, aggregations=resolved,
                               tie_break=inner.tie_break, reason=(
                                   "every aggregation has partials a pane can carry"),

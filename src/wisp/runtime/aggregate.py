@@ -3,7 +3,10 @@ and the picklable description of an aggregation the executors get (`AggregateJob
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+import pickle
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,10 +14,19 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ..errors import WispInputError
-from ..kernels import order_stats
+from ..errors import WispError, WispInputError
+from ..kernels import merging, order_stats
 from ..kernels import window_agg as wa
+from ..spec.aggregates import (
+    AGGREGATOR_METHODS,
+    DEFINITIONS,
+    Aggregator,
+    Definition,
+    aggregator_error,
+    check_state,
+)
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
+from .limits import check_blob
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,10 @@ class AggregateJob:
     interpolation: str = "linear"
     half_life: float = 0.0
     """ewm_mean: the half-life in ticks."""
+    definition: Definition = DEFINITIONS["count"]
+    """What the aggregation is (its capabilities)."""
+    aggregator: Aggregator | None = None
+    """A user's mergeable aggregation (`spec.aggregates.Aggregator`)."""
 
 
 def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
@@ -48,6 +64,12 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     call (mean reuses sum's frame sums)."""
     if job.column is None:
         return to_arrow(wa.count_rows(lo, hi), None, job)
+    if job.aggregator is not None:
+        column = group.column(job.column).combine_chunks()
+        with naming_errors(job.aggregator):
+            results = merging.frame_results(job.aggregator, udaf_values(job, column), ticks,
+                                            validity(column), lo, hi)
+        return user_array(job, results)
     memo = {} if memo is None else memo
     name = job.column
     if ("column", name) not in memo:
@@ -134,6 +156,54 @@ def udaf_array(job: AggregateJob, results: list[Any]) -> pa.Array:
             f"returns={job.returns!r} ({job.output_type}) and {shown}, which does not "
             "convert to it; return values of the declared type, or declare the type "
             "the function returns") from error
+
+
+@contextmanager
+def naming_errors(aggregator: Aggregator) -> Iterator[None]:
+    """Turn an error raised inside a user aggregator's method into a `WispInputError`
+    naming the aggregator and the method (found on the traceback: no cost per call)."""
+    try:
+        yield
+    except WispError:
+        raise
+    except Exception as error:
+        codes = {getattr(getattr(type(aggregator), name, None), "__code__", None): name
+                 for name in (*AGGREGATOR_METHODS, "remove")}
+        method = "add"
+        trace = error.__traceback__
+        while trace is not None:
+            method = codes.get(trace.tb_frame.f_code, method)
+            trace = trace.tb_next
+        raise aggregator_error(aggregator, method, "run without error",
+                               f"{type(error).__name__}: {error}") from error
+
+
+def dump_state(aggregator: Aggregator, state: Any) -> str:
+    """A user aggregator's state as text for a kernel's carried scalars (pickled,
+    base64); a state that cannot be pickled is a `WispInputError` naming the
+    aggregator, one past its share of the worker's memory cap a `WispMemoryError`."""
+    blob = check_state(aggregator, "add", state)
+    check_blob(type(aggregator).__name__, len(blob))
+    return base64.b64encode(blob).decode("ascii")
+
+
+def load_state(aggregator: Aggregator, text: str) -> Any:
+    """The state `dump_state` wrote (wisp's own stream state, never input data)."""
+    return pickle.loads(base64.b64decode(text.encode("ascii")))
+
+
+def user_array(job: AggregateJob, results: list[Any]) -> pa.Array:
+    """A user aggregator's `finish` results as an array of its declared type; a result
+    that does not convert is a `WispInputError` naming the aggregator and `finish`."""
+    assert job.aggregator is not None
+    try:
+        return pa.array(results, type=job.output_type)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as error:
+        bad = next((r for r in results if not _converts(r, job.output_type)), None)
+        raise aggregator_error(
+            job.aggregator, "finish", f"return values of its `returns` type "
+            f"{job.returns!r} ({job.output_type}) or None",
+            "a result" if bad is None else f"{bad!r} ({type(bad).__name__})") from error
 
 
 def _converts(value: Any, data_type: pa.DataType) -> bool:

@@ -41,7 +41,7 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     memo = {} if memo is None else memo
     if job.column is None:
         return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
-    if job.fn in LISTED:
+    if job.fn in LISTED or job.aggregator is not None:
         return listed(job, group, ticks, stab)
     column = group.column(job.column).combine_chunks()
     valid = validity(column)

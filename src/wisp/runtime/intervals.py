@@ -99,7 +99,7 @@ class IntervalKernel:
 
     def needs_members(self, job: AggregateJob) -> bool:
         """Whether `job` is computed over each window group's listed members."""
-        return job.fn in MEMBER_LISTS
+        return job.fn in MEMBER_LISTS or job.aggregator is not None
 
     def merged(self, results: list[pa.Array], rows: iv.Rows, key_rows: iv.IntArray
                ) -> tuple[list[pa.Array], iv.Rows, iv.IntArray]:

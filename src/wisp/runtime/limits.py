@@ -62,6 +62,19 @@ def check_state(carried: pa.Table, waiting: list[pa.Table], keys: tuple[str, ...
         "window")
 
 
+def check_blob(owner: str, size: int) -> None:
+    """Fail when one carried state of `owner` (a user's aggregator) takes `size` bytes,
+    past its share of the worker's memory cap."""
+    cap = cap_megabytes()
+    if cap is None or size <= (cap << 20) // STATE_SHARE_OF_CAP:
+        return
+    raise WispMemoryError(
+        f"`{CAP_SETTING}` must hold the state of aggregator {owner}, found "
+        f"{size / (1 << 20):,.1f} MiB pickled, past 1/{STATE_SHARE_OF_CAP} of the "
+        f"worker's cap of {cap:,} MiB: its state grows with the window; raise "
+        f"{CAP_SETTING}, or keep a bounded state")
+
+
 @dataclass(frozen=True)
 class WithinMemory:
     """A kernel whose `MemoryError` becomes a `WispMemoryError` naming the limit."""

@@ -30,10 +30,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import WispUnsupportedError
-from ..kernels import order_stats
+from ..kernels import merging, order_stats
 from ..kernels import window_agg as wa
 from ..kernels.runs import one_run, run_index, running_max
-from .aggregate import AggregateJob, scaled, to_arrow
+from .aggregate import (
+    AggregateJob,
+    dump_state,
+    load_state,
+    naming_errors,
+    scaled,
+    to_arrow,
+    udaf_values,
+    user_array,
+)
 from .batches import CHUNK_ROWS
 from .codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
 from .periods import HIDDEN_TICK
@@ -52,11 +61,12 @@ _CARRY_BY = "__wisp_carry_by_{}__"
 
 
 def refuse(aggregates: tuple[AggregateJob, ...]) -> None:
-    """A `WispUnsupportedError` for an aggregation no fixed set of accumulators holds:
-    `collect` and user-defined aggregates read every value of the window, so their
-    state would grow with the key's history."""
+    """A `WispUnsupportedError` for an aggregation no fixed set of accumulators holds
+    (`Definition.accumulators`): `collect` and udafs read every value of the window, so
+    their state would grow with the key's history. A user's mergeable aggregator
+    carries its own state."""
     for job in aggregates:
-        if job.fn in SUPPORTED:
+        if job.definition.accumulators:
             continue
         shown = f"{job.fn}({job.column or ''})"
         why = (" (its state would hold every value of the window, growing with the key's "
@@ -194,7 +204,9 @@ class Scanned:
     result points into, its accumulators at the last position and (for a `Take`) the
     value there."""
 
-    result: wa.Values | wa.Take
+    result: wa.Values | wa.Take | pa.Array
+    """Per position; an Arrow array when already in the output type (a user's
+    aggregator)."""
     column: pa.Array | None
     final: dict[str, Scalar]
     value: pa.Array | None = None
@@ -213,6 +225,8 @@ def scan(job: AggregateJob, j: int, column: pa.Array | None, m: int, segments: S
         return Scanned(wa.Values(counts, np.ones(len(counts), bool)), None,
                        {f"{j}:count": int(counts[-1])})
     assert column is not None
+    if job.aggregator is not None:
+        return scan_user(job, j, column, segments, carry, times)
     fn = job.fn
     if fn in ("max_by", "min_by"):
         assert by is not None
@@ -249,6 +263,26 @@ def scan(job: AggregateJob, j: int, column: pa.Array | None, m: int, segments: S
         means = np.where(counts > 0, sums.astype(np.float64) / divisor
                          / np.maximum(counts, 1), 0.0)
     return Scanned(wa.Values(means, counts > 0), column, final)
+
+
+def scan_user(job: AggregateJob, j: int, column: pa.Array, segments: Segments,
+              carry: Carry, times: npt.NDArray[Any] | None) -> Scanned:
+    """A user's aggregator at every position: its state after each row's value, one
+    `add` a row, restarting at each segment; the first segment resumes the carried
+    state (`j:state`, pickled)."""
+    assert job.aggregator is not None and times is not None
+    values = udaf_values(job, column)
+    valid = validity(column)
+    if carry.virtual:
+        values = np.concatenate([values[:1], values]) if len(values) else values
+        valid = np.concatenate([[False], valid])
+    carried = carry.scalar(j, "state", None)
+    state = None if carried is None else load_state(job.aggregator, str(carried))
+    with naming_errors(job.aggregator):
+        results, last = merging.running_results(job.aggregator, state, values, times,
+                                                valid, segments.starts[:-1])
+    return Scanned(user_array(job, results), None,
+                   {f"{j}:state": dump_state(job.aggregator, last)})
 
 
 def scan_extreme(fn: str, j: int, values: npt.NDArray[Any], valid: BoolArray,
@@ -524,7 +558,10 @@ class RunningKernel:
             by = None if job.by is None else table.column(job.by).combine_chunks()
             scanned = scan(job, j, column, m, segments, carry, times, by)
             found.append(scanned)
-            columns.append(to_arrow(_at(scanned.result, anchors), scanned.column, job))
+            if isinstance(scanned.result, pa.Array):
+                columns.append(scanned.result.take(pa.array(anchors, pa.int64())))
+            else:
+                columns.append(to_arrow(_at(scanned.result, anchors), scanned.column, job))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema), found
 
 

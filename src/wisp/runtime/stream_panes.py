@@ -25,7 +25,7 @@ window holding a row gets it, or the row is late. Rows can also arrive already r
 to partials (`partials` groups by key and pane, `combine` adds up several rows of a
 pane), as a stream's tasks send them (`stream_pane_buckets`).
 
-The aggregations this kernel carries (`plan.streaming.PANE_AGGREGATIONS`): `count()`, `count(col)`
+The aggregations this kernel carries (`Definition.stream_panes`): `count()`, `count(col)`
 of any column, and `sum`, `mean`, `variance`, `stddev`, `min`, `max` of float columns
 (`min`/`max` of integer columns too). NaN follows Spark as in batch: it propagates
 through sums, means and moments, and is the greatest value for min and max. Float sums

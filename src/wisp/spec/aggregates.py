@@ -19,50 +19,123 @@ column (`by` for max_by/min_by; rows for `count()`), `count` included.
 
 from __future__ import annotations
 
+import pickle
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import bad_value
+from ..errors import WispInputError, bad_value
+
+ValueClasses = tuple[str, ...]
+"""Value classes of input columns (`plan.source.value_class`): "none" (no column),
+"integer", "float", "boolean", "decimal", "ordered" (strings, dates, ...), "other"."""
+ALL_CLASSES: ValueClasses = ("none", "integer", "float", "boolean", "decimal", "ordered",
+                             "other")
 
 
 @dataclass(frozen=True)
-class Traits:
-    """What a planner may exploit: `invertible` (a group: add and remove, e.g. sum),
-    `associative` (partial results combine: panes, trees), `idempotent` (overlaps are
-    harmless: max), `needs_values` (must see every value: collect, udaf)."""
+class Definition:
+    """What one aggregation is, as the planner and the strategies see it: they ask these
+    capabilities, never the aggregation's name. The registry `DEFINITIONS` holds the
+    built-ins'; a user's `Aggregator` gets `USER_DEFINITION` (with `invertible` when it
+    defines `remove`).
 
+    - `mergeable`: partial states merge (panes, trees, streams of partials);
+      `invertible`: `remove` undoes `add` (prefix differences); `idempotent`: merging
+      overlapping parts is harmless (max); `needs_values`: its state holds every value
+      of the window, so it grows with the window (collect, exact quantiles, udaf).
+    - `reads_times`: it sees each value's time, so windows moved in time change it;
+      `lifetimes`: it weighs values by their lifetimes clipped to the window (lengths
+      only: a move in time keeps them);
+      `running_only`: defined over running windows only (the cumulative one, `Since`);
+      `user_code`: the user's code computes it (a udaf, an `Aggregator`).
+    - `takes`: the input columns it accepts: "any", "numeric", "orderable" or
+      "atomic" (orderable or boolean: distinct counts); `output`: its output type rule
+      ("long", "double", "sum": the input's sum type, "input", "array", "declared").
+    - Where Spark's own operators give exactly wisp's result, by input value class:
+      `spark_grouped` (an order-free aggregate over a group), `spark_sliding` (a sliding
+      ROWS frame, each frame aggregated on its own), `spark_running` (a running frame,
+      any class); `panes` (batch panes: a window's result merged from its panes'
+      Spark partials), `stream_panes` (the stream pane kernel's partials);
+      `accumulators`: a few accumulators per key hold it over a running window."""
+
+    mergeable: bool
     invertible: bool
-    associative: bool
     idempotent: bool
     needs_values: bool = False
+    reads_times: bool = False
+    lifetimes: bool = False
+    running_only: bool = False
+    user_code: bool = False
+    takes: str = "any"
+    output: str = "input"
+    spark_grouped: ValueClasses = ()
+    spark_sliding: ValueClasses = ()
+    spark_running: bool = True
+    panes: ValueClasses = ()
+    stream_panes: ValueClasses = ()
+    accumulators: bool = True
 
 
-TRAITS: dict[str, Traits] = {
-    "count": Traits(invertible=True, associative=True, idempotent=False),
-    "sum": Traits(invertible=True, associative=True, idempotent=False),
-    "mean": Traits(invertible=True, associative=True, idempotent=False),
-    "variance": Traits(invertible=True, associative=True, idempotent=False),
-    "stddev": Traits(invertible=True, associative=True, idempotent=False),
-    "min": Traits(invertible=False, associative=True, idempotent=True),
-    "max": Traits(invertible=False, associative=True, idempotent=True),
-    "first": Traits(invertible=False, associative=True, idempotent=True),
-    "last": Traits(invertible=False, associative=True, idempotent=True),
-    "collect": Traits(invertible=False, associative=True, idempotent=False,
-                      needs_values=True),
-    "time_weighted_mean": Traits(invertible=True, associative=True, idempotent=False),
-    "udaf": Traits(invertible=False, associative=False, idempotent=False,
-                   needs_values=True),
-    "quantile": Traits(invertible=False, associative=False, idempotent=False,
-                       needs_values=True),
-    "median": Traits(invertible=False, associative=False, idempotent=False,
-                     needs_values=True),
-    "count_distinct": Traits(invertible=False, associative=False, idempotent=False,
-                             needs_values=True),
-    "max_by": Traits(invertible=False, associative=True, idempotent=True),
-    "min_by": Traits(invertible=False, associative=True, idempotent=True),
-    "ewm_mean": Traits(invertible=False, associative=False, idempotent=False),
+_ORDERABLE: ValueClasses = ("integer", "float", "decimal", "ordered")
+_MOMENTS = Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
+                      output="double", spark_grouped=("integer", "float"),
+                      stream_panes=("float",))
+DEFINITIONS: dict[str, Definition] = {
+    "count": Definition(mergeable=True, invertible=True, idempotent=False, output="long",
+                        spark_grouped=ALL_CLASSES, spark_sliding=ALL_CLASSES,
+                        panes=ALL_CLASSES, stream_panes=ALL_CLASSES),
+    "sum": Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
+                      output="sum", spark_grouped=("integer", "float", "decimal"),
+                      spark_sliding=("float",), panes=("integer", "float"),
+                      stream_panes=("float",)),
+    "mean": Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
+                       output="double", spark_grouped=("integer", "float", "decimal"),
+                       spark_sliding=("float",), panes=("integer", "float"),
+                       stream_panes=("float",)),
+    "variance": _MOMENTS,
+    "stddev": _MOMENTS,
+    "min": Definition(mergeable=True, invertible=False, idempotent=True, takes="orderable",
+                      spark_grouped=_ORDERABLE, spark_sliding=("integer", "float"),
+                      panes=_ORDERABLE, stream_panes=("float", "integer")),
+    "max": Definition(mergeable=True, invertible=False, idempotent=True, takes="orderable",
+                      spark_grouped=_ORDERABLE, spark_sliding=("integer", "float"),
+                      panes=_ORDERABLE, stream_panes=("float", "integer")),
+    "first": Definition(mergeable=True, invertible=False, idempotent=True),
+    "last": Definition(mergeable=True, invertible=False, idempotent=True),
+    "collect": Definition(mergeable=True, invertible=False, idempotent=False,
+                          needs_values=True, output="array", accumulators=False),
+    "time_weighted_mean": Definition(mergeable=True, invertible=True, idempotent=False,
+                                     lifetimes=True, takes="numeric",
+                                     output="double", accumulators=False),
+    "udaf": Definition(mergeable=False, invertible=False, idempotent=False,
+                       needs_values=True, reads_times=True, user_code=True,
+                       output="declared", spark_running=False, accumulators=False),
+    "quantile": Definition(mergeable=False, invertible=False, idempotent=False,
+                           needs_values=True, takes="numeric", output="double",
+                           spark_running=False, accumulators=False),
+    "median": Definition(mergeable=False, invertible=False, idempotent=False,
+                         needs_values=True, takes="numeric", output="double",
+                         spark_running=False, accumulators=False),
+    "count_distinct": Definition(mergeable=False, invertible=False, idempotent=False,
+                                 needs_values=True, takes="atomic", output="long",
+                                 spark_running=False, accumulators=False),
+    "max_by": Definition(mergeable=True, invertible=False, idempotent=True,
+                         spark_running=False),
+    "min_by": Definition(mergeable=True, invertible=False, idempotent=True,
+                         spark_running=False),
+    "ewm_mean": Definition(mergeable=False, invertible=False, idempotent=False,
+                           reads_times=True, running_only=True, takes="numeric",
+                           output="double", spark_running=False),
 }
+"""The built-in aggregations, by the name their constructor gives (`Aggregation.fn`)."""
+USER_DEFINITION = Definition(mergeable=True, invertible=False, idempotent=False,
+                             reads_times=True, user_code=True, output="declared",
+                             spark_running=False)
+"""A user's `Aggregator`: mergeable by its `merge`, invertible when it defines
+`remove`; it sees the values' times, and no Spark operator computes it."""
+
 
 INTERPOLATIONS = ("linear", "lower", "higher", "nearest", "midpoint")
 """numpy's quantile methods of the same names: with `h = (n - 1) * q` over the `n`
@@ -89,6 +162,8 @@ class Aggregation:
     """ewm_mean: the half-life, a duration (or a number for numeric time)."""
     min_count: int = 0
     """The result is null unless the window holds at least this many non-null values."""
+    aggregator: Aggregator | None = None
+    """`aggregate`: the user's mergeable aggregation (`fn` is "aggregate")."""
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -119,11 +194,28 @@ class Aggregation:
         if self.func is not None:
             label = getattr(self.func, "__name__", "udaf")
             label = "udaf" if not label.isidentifier() else label
+        if self.aggregator is not None:
+            label = snake_case(self.aggregator)
         return f"{label}_{self.col}"
 
     @property
-    def traits(self) -> Traits:
-        return TRAITS[self.fn]
+    def definition(self) -> Definition:
+        """What the aggregation is, as strategies see it (`Definition`)."""
+        if self.aggregator is not None:
+            return replace(USER_DEFINITION, invertible=has_method(self.aggregator, "remove"))
+        return DEFINITIONS[self.fn]
+
+    @property
+    def user(self) -> bool:
+        """Whether a user's `Aggregator` computes it (merged states, not Spark's)."""
+        return self.aggregator is not None
+
+    @property
+    def label(self) -> str:
+        """How errors name it: `sum(v)`, `count()`, `spread(v)` (a user's aggregator by
+        its snake-case class name)."""
+        shown = self.fn if self.aggregator is None else snake_case(self.aggregator)
+        return f"{shown}({self.col or ''})"
 
 
 def _column(fn: str, col: object, param: str = "col") -> str:
@@ -277,3 +369,123 @@ def ewm_mean(col: str, *, half_life: Any, min_count: int | None = None) -> Aggre
         raise bad_value("half_life", "a duration > 0 such as '10s'", half_life)
     return Aggregation("ewm_mean", _column("ewm_mean", col), half_life=half_life,
                        min_count=_min_count(min_count))
+
+
+class Aggregator:
+    """A user's mergeable aggregation: subclass it, then `aggregate(MyAggregator(), col)`.
+
+    The state is any picklable value, and the methods say what it is:
+
+    - `zero()`: the state of no values.
+    - `add(state, values, times)`: the state after also taking `values`, one chunk of a
+      window's non-null values as a numpy array in window order (numbers as numpy
+      numbers, decimals as float64, other types as objects), and their `times` in
+      ticks (microseconds for timestamps, days for dates, the number for numeric time).
+      It may update `state` in place and return it: wisp never reads a state again once
+      it has passed it to `add`.
+    - `merge(a, b)`: the state of `a`'s values followed by `b`'s (`a` is earlier in
+      window order). It must not change `a` or `b`: wisp merges one state into many.
+    - `finish(state)`: the window's result, a value of the Spark type `returns` (a DDL
+      string such as "double" or "array<long>"), or None for null. It is called for
+      every window, an empty window's state being `zero()`.
+    - `remove(state, values, times)` (optional): the state without `values`, the
+      oldest ones the state holds, when the aggregation is invertible.
+
+    `merge` must be associative with `zero()` its identity, and `add` over any split of
+    the values followed by `merge` must equal one `add` of them all: the strategies
+    merge partial states (panes, sliding frames by two stacks of merged states,
+    streams), so a result never depends on how the values were cut.
+    """
+
+    returns: str = "double"
+
+    def zero(self) -> Any:
+        raise NotImplementedError
+
+    def add(self, state: Any, values: Any, times: Any) -> Any:
+        raise NotImplementedError
+
+    def merge(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def finish(self, state: Any) -> Any:
+        raise NotImplementedError
+
+
+AGGREGATOR_METHODS = {"zero": "zero() (the state of no values)",
+                      "add": "add(state, values, times)",
+                      "merge": "merge(a, b)",
+                      "finish": "finish(state)"}
+
+
+def has_method(aggregator: Aggregator, name: str) -> bool:
+    """Whether `aggregator`'s class defines `name` itself (not `Aggregator`'s stub)."""
+    found = getattr(type(aggregator), name, None)
+    return callable(found) and found is not getattr(Aggregator, name, None)
+
+
+def snake_case(aggregator: Aggregator) -> str:
+    """The aggregator's class name in snake case (`MaxMinusMin` -> `max_minus_min`)."""
+    name = type(aggregator).__name__
+    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return name.lower().strip("_") or "aggregator"
+
+
+def aggregator_error(aggregator: Aggregator, method: str, expected: str,
+                     found: str) -> WispInputError:
+    """A `WispInputError` naming the aggregator's class and the method at fault."""
+    return WispInputError(f"`{method}` of aggregator {type(aggregator).__name__} must "
+                          f"{expected}, found {found}")
+
+
+def aggregate(aggregator: Aggregator | type[Aggregator], col: str, *,
+              min_count: int | None = None) -> Aggregation:
+    """A user's mergeable aggregation (`Aggregator`) of the non-null values of `col`,
+    named `<class name in snake case>_<col>` and of Spark type `aggregator.returns`.
+    It runs on every window kind, batch and stream, by merging partial states where the
+    strategy merges (sliding frames, panes, streams), never re-adding a window's values
+    per row. `aggregator` is an instance, or a class built without arguments.
+
+    Checked here: the class defines `zero`, `add`, `merge` and `finish`, `returns` is a
+    type name, and `zero()` gives a picklable state; each failure is a `WispInputError`
+    naming the aggregator and the method."""
+    if isinstance(aggregator, type) and issubclass(aggregator, Aggregator):
+        try:
+            aggregator = aggregator()
+        except Exception as error:
+            raise bad_value("aggregator", "an instance of a wisp.Aggregator subclass (its "
+                            "class could not be built without arguments)",
+                            aggregator) from error
+    if not isinstance(aggregator, Aggregator):
+        raise bad_value("aggregator", "an instance of a wisp.Aggregator subclass",
+                        aggregator)
+    for method, shown in AGGREGATOR_METHODS.items():
+        if not has_method(aggregator, method):
+            raise aggregator_error(aggregator, method, f"be defined as {shown}", "none")
+    returns = getattr(aggregator, "returns", None)
+    if not isinstance(returns, str) or not returns.strip():
+        raise aggregator_error(aggregator, "returns", "be a Spark type as a DDL string "
+                               "such as 'double'", repr(returns))
+    check_state(aggregator, "zero", _zero(aggregator))
+    return Aggregation("aggregate", _column("aggregate", col), returns=returns,
+                       aggregator=aggregator, min_count=_min_count(min_count))
+
+
+def _zero(aggregator: Aggregator) -> Any:
+    try:
+        return aggregator.zero()
+    except Exception as error:
+        raise aggregator_error(aggregator, "zero", "return the state of no values",
+                               f"{type(error).__name__}: {error}") from error
+
+
+def check_state(aggregator: Aggregator, method: str, state: Any) -> bytes:
+    """The pickled `state` that `method` returned, or a `WispInputError` naming both
+    when it cannot be pickled (states travel between executors and in stream state)."""
+    try:
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        raise aggregator_error(aggregator, method, "return a picklable state",
+                               f"{type(state).__name__} ({type(error).__name__}: "
+                               f"{error})") from error

@@ -19,6 +19,14 @@ def describe(plan: Plan) -> str:
     lines = [f"{plan.window} {keys}, time column {source.time.name!r} ({source.time.kind}); "
              f"aggregations: {aggs}; {ties}.",
              f"Strategy {plan.strategy}: {plan.how()}"]
+    users = [r.name for r in plan.aggregations if r.aggregation.user]
+    if users:
+        lines.append(f"Aggregators: {', '.join(users)} {'is' if len(users) == 1 else 'are'} "
+                     "mergeable (the aggregator's merge), so windows are merged partial "
+                     "states, never a window's values re-added per row: windows that "
+                     "slide by two stacks of merged states (each row added and merged "
+                     "once), other windows by a segment tree of merged states, running "
+                     "windows by one state carried per key.")
     if plan.python:
         lines.append(f"Sorting: {sort_words(source, [source.time.name, *plan.tie_break])}")
     lines.append(f"Why: {plan.reason}.")

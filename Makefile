@@ -74,6 +74,7 @@ bench: install java-check
 	$(PY) -m benchmarks.asof --output out/asof.md
 	$(PY) -m pip install --quiet 'polars>=1'  # the rolling-median comparison alone
 	$(PY) -m benchmarks.aggregations --output out/aggregations.md
+	$(PY) -m benchmarks.user_aggregator --output out/user_aggregator.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

@@ -62,8 +62,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # Spark's Python workers unpickle the aggregator by reference to this module (see
 # `main`), as they would a user's own module: the repository root goes on their path
 # (PYTHONPATH, read when the JVM starts them), as tests/conftest.py does for tests/.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(ROOT), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+_PATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+if str(ROOT) not in _PATH:
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *_PATH])
 
 
 class MaxMinusMin(ws.Aggregator):

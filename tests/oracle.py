@@ -17,11 +17,14 @@ anchor's position in its key's sorted sequence.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Callable, Sequence
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
+
+from aggregators import brute_force
 
 from wisp.spec.aggregates import Aggregation
 from wisp.spec.time import duration_to_ticks
@@ -215,6 +218,21 @@ def _ewm_mean(agg: Aggregation, present: list[Row], time: str) -> float | None:
     return num / den
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _ticks(t: Any) -> Any:
+    """A time as the engine hands it to user code: an instant as its microseconds since
+    the epoch (a naive datetime read as UTC wall time), a date as its days since the
+    epoch, a number as itself (the oracles' times are mostly int microseconds already)."""
+    if isinstance(t, dt.datetime):
+        moment = t if t.tzinfo is not None else t.replace(tzinfo=dt.UTC)
+        return (moment - _EPOCH) // dt.timedelta(microseconds=1)
+    if isinstance(t, dt.date):
+        return (t - _EPOCH.date()).days
+    return t
+
+
 def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
     """One aggregation over one window's rows (in window order); null where the window
     holds fewer than `agg.min_count` non-null values of its counted column (rows for
@@ -256,6 +274,8 @@ def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
     if agg.fn == "udaf":
         assert agg.func is not None
         return agg.func(values, [row[time] for row in present])
+    if agg.aggregator is not None:  # a user's Aggregator: one add of it all, then finish
+        return brute_force(agg.aggregator, values, [_ticks(row[time]) for row in present])
     if agg.fn in ("quantile", "median"):
         assert agg.q is not None
         return _quantile(values, agg.q, agg.interpolation)

@@ -19,11 +19,11 @@ from ..kernels import merging, order_stats
 from ..kernels import window_agg as wa
 from ..spec.aggregates import (
     AGGREGATOR_METHODS,
-    DEFINITIONS,
     Aggregator,
     Definition,
     aggregator_error,
     check_state,
+    definition_of,
 )
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
 from .limits import check_blob
@@ -50,10 +50,20 @@ class AggregateJob:
     interpolation: str = "linear"
     half_life: float = 0.0
     """ewm_mean: the half-life in ticks."""
-    definition: Definition = DEFINITIONS["count"]
-    """What the aggregation is (its capabilities)."""
+    definition: Definition | None = None
+    """What the aggregation is (its capabilities); None: the built-in `fn`'s."""
     aggregator: Aggregator | None = None
     """A user's mergeable aggregation (`spec.aggregates.Aggregator`)."""
+
+    def __post_init__(self) -> None:
+        if self.definition is None:
+            object.__setattr__(self, "definition", definition_of(self.fn))
+
+    @property
+    def capabilities(self) -> Definition:
+        """`definition`, always set."""
+        assert self.definition is not None
+        return self.definition
 
 
 def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],

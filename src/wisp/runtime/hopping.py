@@ -131,7 +131,7 @@ class HoppingKernel(IntervalKernel):
         absolute times (each run moved into a time slot of its own, a run with an
         open-ended event alone; rows of two slots never touch, so changes never merge
         across keys; a time-weighted mean sees only lengths, which the move keeps)."""
-        return not any(job.definition.reads_times or job.lifetimes
+        return not any(job.capabilities.reads_times or job.lifetimes
                        for job in self.aggregates)
 
     def merged(self, results: list[pa.Array], rows: iv.Rows, key_rows: iv.IntArray

@@ -66,7 +66,7 @@ def refuse(aggregates: tuple[AggregateJob, ...]) -> None:
     their state would grow with the key's history. A user's mergeable aggregator
     carries its own state."""
     for job in aggregates:
-        if job.definition.accumulators:
+        if job.capabilities.accumulators:
             continue
         shown = f"{job.fn}({job.column or ''})"
         why = (" (its state would hold every value of the window, growing with the key's "

@@ -130,6 +130,15 @@ DEFINITIONS: dict[str, Definition] = {
                            output="double", spark_running=False),
 }
 """The built-in aggregations, by the name their constructor gives (`Aggregation.fn`)."""
+def definition_of(fn: str) -> Definition:
+    """The definition of the built-in aggregation `fn` (a `WispInputError` for a name
+    no built-in has)."""
+    found = DEFINITIONS.get(fn)
+    if found is None:
+        raise bad_value("fn", f"one of {', '.join(sorted(DEFINITIONS))}", fn)
+    return found
+
+
 USER_DEFINITION = Definition(mergeable=True, invertible=False, idempotent=False,
                              reads_times=True, user_code=True, output="declared",
                              spark_running=False)

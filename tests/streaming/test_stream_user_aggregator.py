@@ -1,0 +1,170 @@
+"""User aggregators (`ws.Aggregator`, `tests/aggregators.py`) on real Spark streams (the
+files and helpers of `test_stream_spark`: one JSON file per micro-batch,
+`trigger(availableNow=True)`, the Parquet sink with a checkpoint), every stream restarted
+from its checkpoint after every micro-batch, the kinds side by side: `Spread`,
+`Trajectory` (order-sensitive) and `Total` (with `min_count`) beside a built-in count.
+The rows written equal the batch query's rows over the accepted events that are final
+at the last watermark: the row-carrying kinds (Rows, Range, Tumbling, Hopping, Session,
+Sliding, a clock) run the batch kernels on each micro-batch's final rows, the cumulative
+window and `Since(predicate)` carry each key's pickled state from one micro-batch (and
+one run) to the next. `explain` says what runs; a checkpoint made with another
+aggregator class is refused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aggregators import Spread, Total, Trajectory
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from test_stream_spark import (
+    FILES,
+    FOUR_FILES,
+    LATE,
+    WATERMARK,
+    Query,
+    Written,
+    assert_same,
+    batch_once,
+    run_stream,
+    run_streams,
+    seconds,
+    source,
+    write_file,
+)
+
+import wisp as ws
+
+pytestmark = pytest.mark.spark
+
+SECOND = 1_000_000
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+USER = (ws.count(), ws.aggregate(Spread(), "v"), ws.aggregate(Trajectory, "v"),
+        ws.aggregate(Total(), "n", min_count=2))
+
+
+def numbered(df: DataFrame) -> DataFrame:
+    """The events with `n`: the event's second (a whole number for `Total`), null where
+    `v` is null."""
+    return df.withColumn("n", F.when(F.col("v").isNotNull(), F.unix_seconds("ts")))
+
+
+def clock(end: dt.datetime | None) -> Query:
+    """Every 5 s from each key's first event, each tick's window (tick - 5 s, tick]; the
+    batch clock ends at the watermark, as the stream's ticks run up to it."""
+    return lambda ev: ev.window(ws.Dynamic(ws.clock("5s", end=end), start="-5s",
+                                           closed="right")).agg(*USER)
+
+
+KINDS: dict[str, tuple[Query, Query | None, str]] = {
+    # the stream's query, the batch's (None: the same), and the column whose time must
+    # be at or below the watermark for a row to be final
+    "rows": (lambda ev: ev.window(ws.Rows(-1, 1)).agg(*USER), None, "window_end"),
+    "range": (lambda ev: ev.window(ws.Range("-10s", "2s")).agg(*USER), None, "window_end"),
+    "tumbling": (lambda ev: ev.window(ws.Tumbling("10s")).agg(*USER), None, "window_end"),
+    "hopping": (lambda ev: ev.window(ws.Hopping("10s", "4s")).agg(*USER), None,
+                "window_end"),
+    "session": (lambda ev: ev.window(ws.Session("4s")).agg(*USER), None, "window_end"),
+    "sliding": (lambda ev: ev.window(ws.Sliding(ws.Time("10s"), ws.Count(2))).agg(*USER),
+                None, "time"),
+    "clock": (clock(None), clock(EPOCH + dt.timedelta(seconds=WATERMARK)), "time"),
+    "cumulative": (lambda ev: ev.agg(*USER), None, "time"),
+    "since": (lambda ev: ev.window(ws.Since(F.col("v") > 3)).agg(*USER), None, "time"),
+}
+
+
+def pipeline(query: Query) -> Callable[[DataFrame], DataFrame]:
+    return lambda df: query(ws.events(numbered(df), time="ts", key="k", lateness="5s"))
+
+
+@pytest.fixture(scope="module")
+def restarted(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
+              ) -> dict[str, Written]:
+    """Each kind's stream over FOUR_FILES (FILES in four micro-batches), restarted from
+    its checkpoint after every micro-batch, the kinds side by side."""
+    every = range(len(FOUR_FILES))
+    return run_streams(streaming, tmp_path_factory.mktemp("user"),
+                       {kind: pipeline(query) for kind, (query, _, _) in KINDS.items()},
+                       FOUR_FILES, dict.fromkeys(KINDS, every))
+
+
+def final_rows(spark: SparkSession, kind: str) -> list[dict[str, Any]]:
+    """The batch rows of `kind` over the accepted events, final at the last watermark."""
+    query, batch, closing = KINDS[kind]
+    return batch_once(spark, numbered, batch or query,
+                      lambda r: r[closing] is not None and seconds(r[closing]) <= WATERMARK,
+                      time="ts", key="k")
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_user_aggregators_on_a_restarted_stream_equal_the_final_batch_rows(
+        streaming: SparkSession, restarted: dict[str, Written], kind: str) -> None:
+    got, report = restarted[kind]
+    want = final_rows(streaming, kind)
+    assert want, "the batch has final rows to compare"
+    assert any(r["trajectory_v"] is not None for r in want)
+    assert sorted(got[0]) == sorted(want[0])  # the same columns
+    assert_same(got, want)
+    assert report["late"] == len(LATE)
+
+
+def test_running_user_states_carried_over_restarts_give_the_hand_computed_rows(
+        restarted: dict[str, Written]) -> None:
+    """The cumulative window's rows at a's 31 s and b's 30 s, by hand: a's values in
+    time order (ties by value) 0.5, 1.0 at 10 s, NaN, 4.0, null at 20 s, 6.0; b's 2.0
+    at 11 s, 8.0 at 29 s (in the micro-batch after 30 s's, not late), 5.0 at 30 s."""
+    got, _ = restarted["cumulative"]
+    at = {(r["k"], seconds(r["time"])): r for r in got}
+    a, b = at[("a", 31)], at[("b", 30)]
+    assert math.isnan(a["spread_v"])
+    assert (a["trajectory_v"]["change"], a["trajectory_v"]["span"]) == (5.5, 21 * SECOND)
+    assert (a["total_n"], a["count"]) == (10 + 10 + 16 + 17 + 31, 6)
+    assert (b["spread_v"], b["total_n"]) == (6.0, 11 + 29 + 30)
+    assert (b["trajectory_v"]["change"], b["trajectory_v"]["span"]) == (3.0, 19 * SECOND)
+    # min_count=2: c's one value gives null, a's first row (one value) too
+    assert at[("c", 33)]["total_n"] is None
+    assert at[("c", 33)]["spread_v"] == 0.0
+    firsts = sorted((r for r in got if r["k"] == "a"), key=lambda r: (r["time"], r["count"]))
+    assert firsts[0]["total_n"] is None and firsts[1]["total_n"] == 20
+
+
+def test_stream_explain_says_how_user_aggregators_run(streaming: SparkSession,
+                                                      tmp_path: Path) -> None:
+    tmp_path.joinpath("in").mkdir()
+    ev = ws.events(numbered(source(streaming, tmp_path / "in")), time="ts", key="k",
+                   lateness="5s")
+    running = ws.explain(KINDS["cumulative"][0](ev))
+    assert "Strategy stream: Structured Streaming" in running
+    assert "resumable kernel of the batch strategy arrow-running" in running
+    assert ("Aggregators: spread_v, trajectory_v, total_n are mergeable (the aggregator's "
+            "merge)") in running
+    assert "running windows by one state carried per key" in running
+    # no pane partials for a user's aggregator: Tumbling keeps the rows of its windows
+    tumbling = ws.explain(KINDS["tumbling"][0](ev))
+    assert "resumable kernel of the batch strategy arrow-intervals" in tumbling
+    assert "State per key: the rows of the windows not yet final" in tumbling
+    assert "panes of gcd(size, hop)" not in tumbling
+
+
+def test_a_checkpoint_made_with_another_aggregator_class_is_refused(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    """The cumulative window's state holds `Spread`'s pickled states: a restart with
+    `Trajectory` under the same output name on that checkpoint is refused."""
+    def spread(ev: ws.Events) -> DataFrame:
+        return ev.agg(ws.aggregate(Spread, "v").alias("u"))
+
+    run_stream(streaming, tmp_path, spread, FILES[:2], False)  # in tmp_path / "q"
+    other = ws.events(source(streaming, tmp_path / "in"), time="ts", key="k",
+                      lateness="5s").agg(ws.aggregate(Trajectory, "v").alias("u"))
+    write_file(tmp_path / "in", 2, FILES[2])
+    running = (other.writeStream.format("parquet")
+               .option("checkpointLocation", str(tmp_path / "q" / "chk"))
+               .trigger(availableNow=True).start(str(tmp_path / "q" / "out")))
+    with pytest.raises(Exception, match="`checkpointLocation` must belong to this query, "
+                       "found a checkpoint made for another query"):
+        running.awaitTermination()

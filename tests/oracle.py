@@ -222,14 +222,16 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _ticks(t: Any) -> Any:
-    """A time as the engine hands it to user code: an instant as its microseconds since
-    the epoch (a naive datetime read as UTC wall time), a date as its days since the
-    epoch, a number as itself (the oracles' times are mostly int microseconds already)."""
+    """A time as the engine hands it to user code (a udaf, an `Aggregator`): an instant
+    as its microseconds since the epoch (a naive datetime read as UTC wall time), a date
+    as the microseconds of its midnight (what the engine gives, whatever `Aggregator`'s
+    docstring says of days), a number as itself (the oracles' times are mostly int
+    microseconds already)."""
     if isinstance(t, dt.datetime):
         moment = t if t.tzinfo is not None else t.replace(tzinfo=dt.UTC)
         return (moment - _EPOCH) // dt.timedelta(microseconds=1)
     if isinstance(t, dt.date):
-        return (t - _EPOCH.date()).days
+        return (t - _EPOCH.date()).days * 86_400_000_000
     return t
 
 

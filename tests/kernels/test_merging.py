@@ -142,7 +142,7 @@ def test_two_stacks_cost_is_flat_in_the_width() -> None:
         lo = np.maximum(np.arange(n, dtype=np.int64) - width + 1, 0)
         hi = np.arange(n, dtype=np.int64) + 1
         merging.frame_results(counting, values, times, valid, lo, hi)
-        assert counting.calls <= 4 * n
+        assert counting.calls <= 5 * n
 
 
 @pytest.mark.parametrize("aggregator", AGGREGATORS, ids=lambda a: type(a).__name__)
@@ -184,3 +184,43 @@ def test_remove_undoes_add(data: Any, split: int) -> None:
     everything = total.add(total.zero(), values, times)
     assert total.remove(everything, values[:k], times[:k]) == total.add(
         total.zero(), values[k:], times[k:])
+
+
+class Positives:
+    """The positive values in order: `add` extends its state in place, `merge` returns
+    an argument when the other is empty and `finish` the state itself, as the contract
+    allows (`add` only ever gets fresh states)."""
+
+    def zero(self) -> Any:
+        return []
+
+    def add(self, state: Any, values: Any, times: Any) -> Any:
+        state.extend(float(v) for v in values if v > 0)
+        return state
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return b if not a else a if not b else [*a, *b]
+
+    def finish(self, state: Any) -> Any:
+        return state
+
+
+@settings(max_examples=100)
+@given(data=columns(), bounds=st.data())
+def test_states_updated_in_place_are_never_shared(data: Any, bounds: st.DataObject) -> None:
+    values, times, valid = data
+    n = len(values)
+    width = bounds.draw(st.integers(1, n + 1))
+    lo = np.maximum(np.arange(n, dtype=np.int64) - width + 1, 0)
+    hi = np.arange(n, dtype=np.int64) + 1
+    expected = [[float(v) for v, ok in zip(values[a:b], valid[a:b], strict=True)
+                 if ok and v > 0] for a, b in zip(lo, hi, strict=True)]
+    assert merging.frame_results(Positives(), values, times, valid, lo, hi) == expected
+    shuffled = np.array(bounds.draw(st.permutations(range(n))), dtype=np.int64)
+    assert merging.frame_results(Positives(), values, times, valid, lo[shuffled],
+                                 hi[shuffled]) == [expected[i] for i in shuffled]
+    running, _ = merging.running_results(Positives(), None, values, times, valid,
+                                         np.zeros(1, np.int64))
+    assert running == [expected_all for expected_all in (
+        [float(v) for v, ok in zip(values[:i + 1], valid[:i + 1], strict=True)
+         if ok and v > 0] for i in range(n))]

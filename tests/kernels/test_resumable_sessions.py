@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from aggregators import Trajectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from resumable_check import (
@@ -30,6 +31,7 @@ from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.resumable import Horizon, KernelState
 from wisp.runtime.sessions import SessionKernel
+from wisp.spec.aggregates import USER_DEFINITION
 
 JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
         AggregateJob("count", "v", "float", pa.int64(), None),
@@ -43,19 +45,32 @@ JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
         AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
 NAMES = ("count", "count_v", "sum_v", "mean_v", "max_v", "first_v", "last_v", "sum_i",
          "min_s", "collect_i")
+ACCUMULATED = (*JOBS[:-1],
+               AggregateJob("aggregate", "v", "float", pa.struct([
+                   ("change", pa.float64()), ("span", pa.int64())]), None,
+                   definition=USER_DEFINITION, aggregator=Trajectory()),
+               AggregateJob("max_by", "s", "ordered", pa.string(), None, by="i"),
+               AggregateJob("stddev", "v", "float", pa.float64(), None))
+"""Aggregations all kept by accumulators (no collect): the kernel carries an open
+session's accumulators, not its rows (`SessionKernel.accumulates`)."""
+ACCUMULATED_NAMES = (*NAMES[:-1], "trajectory_v", "max_by_s", "stddev_v")
 
 
 def kernel(*, intervals: bool, gap: int | float, max_duration: int | float | None,
-           floats: bool = False, chunk_rows: int = 1 << 14) -> SessionKernel:
+           floats: bool = False, chunk_rows: int = 1 << 14,
+           accumulated: bool = False) -> SessionKernel:
     time_type = pa.float64() if floats else pa.int64()
+    jobs, names = (ACCUMULATED, ACCUMULATED_NAMES) if accumulated else (JOBS, NAMES)
     schema = pa.schema([pa.field("k", pa.string()),
                         *[pa.field(f, time_type) for f in ("window_start", "window_end",
                                                            "time")],
                         *[pa.field(name, job.output_type) for name, job in zip(
-                            NAMES, JOBS, strict=True)]])
-    return SessionKernel(("k",), "t", "e" if intervals else None,
-                         "float" if floats else "integer", 0, gap, max_duration, JOBS,
+                            names, jobs, strict=True)]])
+    made = SessionKernel(("k",), "t", "e" if intervals else None,
+                         "float" if floats else "integer", 0, gap, max_duration, jobs,
                          schema, chunk_rows)
+    assert made.accumulates == (accumulated and max_duration is None)
+    return made
 
 
 def events(keys: Sequence[str], times: Sequence[float], ends: Sequence[float | None],
@@ -92,19 +107,20 @@ def session_input(draw: st.DrawFn) -> tuple[pa.Table, list[int]]:
 
 @settings(max_examples=200, deadline=None)
 @given(data=session_input(), intervals=st.booleans(), gap=st.integers(0, 6),
-       max_duration=st.one_of(st.none(), st.integers(1, 30)))
+       max_duration=st.one_of(st.none(), st.integers(1, 30)), accumulated=st.booleans())
 def test_sessions_resume(data: tuple[pa.Table, list[int]], intervals: bool, gap: int,
-                         max_duration: int | None) -> None:
+                         max_duration: int | None, accumulated: bool) -> None:
     table, cuts = data
-    assert_resumes(kernel(intervals=intervals, gap=gap, max_duration=max_duration),
-                   table, cuts)
+    assert_resumes(kernel(intervals=intervals, gap=gap, max_duration=max_duration,
+                          accumulated=accumulated), table, cuts)
 
 
 @settings(max_examples=150, deadline=None)
 @given(data=session_input(), intervals=st.booleans(), gap=st.integers(0, 6),
-       max_duration=st.one_of(st.none(), st.integers(1, 30)))
+       max_duration=st.one_of(st.none(), st.integers(1, 30)), accumulated=st.booleans())
 def test_float_time_sessions_resume(data: tuple[pa.Table, list[int]], intervals: bool,
-                                    gap: int, max_duration: int | None) -> None:
+                                    gap: int, max_duration: int | None,
+                                    accumulated: bool) -> None:
     """Float time: quarter ticks, an open interval event reaching +inf."""
     table, cuts = data
     quarter = table.set_column(1, "t", pa.array([t / 4 for t in table.column("t")
@@ -112,8 +128,8 @@ def test_float_time_sessions_resume(data: tuple[pa.Table, list[int]], intervals:
     quarter = quarter.set_column(2, "e", pa.array(
         [None if e is None else e / 4 for e in table.column("e").to_pylist()], pa.float64()))
     assert_resumes(kernel(intervals=intervals, gap=gap / 4, floats=True,
-                          max_duration=None if max_duration is None else max_duration / 4),
-                   quarter, cuts)
+                          max_duration=None if max_duration is None else max_duration / 4,
+                          accumulated=accumulated), quarter, cuts)
 
 
 def test_cuts_inside_ties_and_at_every_row() -> None:
@@ -315,3 +331,20 @@ def test_an_endless_session_streams_in_linear_time() -> None:
     assert state is not None
     out, state = session_kernel.step(state, table.slice(m, 0), m - 1 + 5 + 1)
     assert out.column("count").to_pylist() == [m]
+
+
+def test_an_endless_session_of_accumulated_aggregates_carries_one_row() -> None:
+    """Events one tick apart with gap 1 never break: kept as accumulators, the open
+    session's state is one row whatever its length, and the session's outputs are
+    those of the uncut run."""
+    m = 3000
+    table = events(["a"] * m, list(range(m)), [None] * m,
+                   [float(j % 17) - 8.0 for j in range(m)])
+    session_kernel = kernel(intervals=False, gap=1, max_duration=None, accumulated=True)
+    state: KernelState | None = None
+    for begin in range(0, m, 100):
+        out, state = session_kernel.step(state, table.slice(begin, 100))
+        assert out.num_rows == 0
+        assert state.rows.num_rows == 1
+        state = KernelState.from_bytes(state.to_bytes())
+    assert rows([session_kernel.finish(state)]) == rows([session_kernel.run_group(table)])

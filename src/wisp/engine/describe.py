@@ -21,6 +21,7 @@ from ..plan.source import (
     TypeFamily,
 )
 from ..session import arrow_batches_measured
+from ..spec.aggregates import aggregator_error
 from ..spec.windows import Window
 
 _FAMILIES: tuple[tuple[type | tuple[type, ...], TypeFamily], ...] = (
@@ -142,6 +143,11 @@ def spark_output_type(resolved: ResolvedAggregation, schema: T.StructType) -> T.
         try:
             return T._parse_datatype_string(output.declared)
         except Exception as error:
+            aggregator = resolved.aggregation.aggregator
+            if aggregator is not None:
+                raise aggregator_error(aggregator, "returns", "be a Spark type as a DDL "
+                                       "string such as 'double'",
+                                       repr(output.declared)) from error
             raise bad_value("returns", "a Spark type as a DDL string such as 'double'",
                             output.declared) from error
     assert input_type is not None

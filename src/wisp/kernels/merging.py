@@ -7,7 +7,8 @@ An aggregation here is anything with `zero()`, `add(state, values, times)`,
 
 - Frames whose starts and ends both never decrease (sliding `Rows`/`Range`, running
   windows, sessions, periods, hopping windows' member runs): two stacks. The back holds
-  one state of the rows `[b, hi)`, extended by one `add` of each frame's new rows; the
+  one state of the rows `[b, hi)`, extended by one `add` of each frame's new rows (to a
+  fresh state, merged in: a state once given as a result is never changed); the
   front holds each row's suffix state `[j, b)`, made when the frame's start passes `b`
   (one `add` of the row alone and one `merge` each). A frame is `merge(front[lo],
   back)`. Every row enters each stack once: O(n) calls whatever the frames' widths.
@@ -77,8 +78,9 @@ def two_stacks(aggregation: Mergeable, values: npt.NDArray[Any], times: npt.NDAr
         if b <= a:
             states.append(aggregation.zero())
             continue
-        if b > back_end:
-            back = add(back, values[back_end:b], times[back_end:b])
+        if b > back_end:  # `add` to a fresh state: `back` may be a result already given
+            back = merge(back, add(aggregation.zero(), values[back_end:b],
+                                   times[back_end:b]))
             back_end = b
         if a >= back_start:  # the front is used up: the back's rows from `a` move there
             front = suffix_states(aggregation, values, times, a, back_end)
@@ -152,7 +154,8 @@ def running_results(aggregation: Mergeable, state: Any, values: npt.NDArray[Any]
     for j in range(len(values)):
         if j in restarts and j:
             current = aggregation.zero()
-        if valid[j]:
-            current = aggregation.add(current, values[j:j + 1], times[j:j + 1])
+        if valid[j]:  # `add` to a fresh state: `current`'s result may share its parts
+            current = aggregation.merge(current, aggregation.add(
+                aggregation.zero(), values[j:j + 1], times[j:j + 1]))
         results.append(aggregation.finish(current))
     return results, current

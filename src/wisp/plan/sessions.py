@@ -52,9 +52,26 @@ class SessionsPlan(Plan):
         if self.gap_column is not None:
             lifetimes += (" (each event's reach extended by its own gap, which Spark "
                           "computes next to it and checks positive)")
+        if self.accumulated:
+            aggregates = ("each aggregate a running scan over each session's events read at "
+                          "its last one (accumulators: counts, sums, extremes, first/last, "
+                          "moments, max_by/min_by, a user aggregator's state), so a long "
+                          "key's open session is carried from one piece to the next as its "
+                          "accumulators, not its rows")
+        else:
+            aggregates = "aggregates over all sessions at once"
         return (kernel_shape("key, time and tie-break") +
-                f" walks each key's run of events{lifetimes}: {split}; aggregates over all "
-                "sessions at once.")
+                f" walks each key's run of events{lifetimes}: {split}; {aggregates}.")
+
+    @property
+    def accumulated(self) -> bool:
+        """Whether the kernel keeps each session's aggregates as accumulators (and a long
+        key's open session as them, not its rows): without `max_duration`, when every
+        aggregation is held by accumulators (`runtime.sessions.SessionKernel.accumulates`
+        applies the same rule)."""
+        return self.max_duration is None and all(
+            r.aggregation.definition.accumulators and not r.aggregation.lifetimes
+            for r in self.aggregations)
 
 
 def refuse_on_stream(window: object) -> None:

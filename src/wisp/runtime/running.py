@@ -274,7 +274,7 @@ def scan_user(job: AggregateJob, j: int, column: pa.Array, segments: Segments,
     values = udaf_values(job, column)
     valid = validity(column)
     if carry.virtual:
-        values = np.concatenate([values[:1], values]) if len(values) else values
+        values = np.concatenate([np.empty(1, dtype=values.dtype), values])
         valid = np.concatenate([[False], valid])
     carried = carry.scalar(j, "state", None)
     state = None if carried is None else load_state(job.aggregator, str(carried))
@@ -516,18 +516,8 @@ class RunningKernel:
         out, found = self.emit_rows(chunk, scanned_times, flags, segments, carry)
         if flags[-1]:  # the period closed at the last row: nothing carries over
             return out, KernelState(pa.table({}))
-        kept: dict[str, Scalar] = {"start": _scalar(scanned_times[segments.starts[-2]])}
-        values: dict[str, pa.Array] = {}
-        for j, scanned in enumerate(found):
-            kept.update(scanned.final)
-            if scanned.value is not None:
-                values[_CARRY.format(j)] = scanned.value
-            if scanned.by is not None:
-                values[_CARRY_BY.format(j)] = scanned.by
-        rows = pa.table({}) if not values else pa.table(
-            {**{k: chunk.column(k).slice(m - 1, 1).combine_chunks() for k in self.keys},
-             **values})
-        return out, KernelState(rows, kept)
+        return out, carried(self.keys, chunk, found,
+                            {"start": _scalar(scanned_times[segments.starts[-2]])})
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """Nothing: every row's output came with its step."""
@@ -552,17 +542,48 @@ class RunningKernel:
                                    for k in self.keys]
         for ticks in (times[segments.firsts()[anchors]], times[anchors], times[anchors]):
             columns.append(from_ticks(ticks, everywhere, self.time_kind, self.time_scale))
-        found: list[Scanned] = []
-        for j, job in enumerate(self.aggregates):
-            column = None if job.column is None else table.column(job.column).combine_chunks()
-            by = None if job.by is None else table.column(job.by).combine_chunks()
-            scanned = scan(job, j, column, m, segments, carry, times, by)
-            found.append(scanned)
-            if isinstance(scanned.result, pa.Array):
-                columns.append(scanned.result.take(pa.array(anchors, pa.int64())))
-            else:
-                columns.append(to_arrow(_at(scanned.result, anchors), scanned.column, job))
+        found = scan_all(self.aggregates, table, segments, carry, times)
+        columns += [result_at(scanned, job, anchors)
+                    for scanned, job in zip(found, self.aggregates, strict=True)]
         return pa.RecordBatch.from_arrays(columns, schema=self.schema), found
+
+
+def scan_all(aggregates: tuple[AggregateJob, ...], table: pa.Table, segments: Segments,
+             carry: Carry, times: npt.NDArray[Any]) -> list[Scanned]:
+    """Every aggregation's scan over the scanned positions (`carry.virtual` then
+    `table`'s rows; `times`: each position's time)."""
+    found: list[Scanned] = []
+    for j, job in enumerate(aggregates):
+        column = None if job.column is None else table.column(job.column).combine_chunks()
+        by = None if job.by is None else table.column(job.by).combine_chunks()
+        found.append(scan(job, j, column, table.num_rows, segments, carry, times, by))
+    return found
+
+
+def result_at(scanned: Scanned, job: AggregateJob, positions: IntArray) -> pa.Array:
+    """An aggregation's scanned result at `positions`, as its output column."""
+    if isinstance(scanned.result, pa.Array):
+        return scanned.result.take(pa.array(positions, pa.int64()))
+    return to_arrow(_at(scanned.result, positions), scanned.column, job)
+
+
+def carried(keys: tuple[str, ...], table: pa.Table, found: list[Scanned],
+            scalars: dict[str, Scalar], keys_always: bool = False) -> KernelState:
+    """The state a scan carries into the next step: `scalars` with every aggregation's
+    accumulators at the last position, and one row (the key columns of `table`'s last
+    row) with the values `first`, `last`, `max_by`/`min_by` and the `min`/`max` by rank
+    carry, when one does (always, with `keys_always`)."""
+    values: dict[str, pa.Array] = {}
+    for j, scanned in enumerate(found):
+        scalars.update(scanned.final)
+        if scanned.value is not None:
+            values[_CARRY.format(j)] = scanned.value
+        if scanned.by is not None:
+            values[_CARRY_BY.format(j)] = scanned.by
+    m = table.num_rows
+    rows = pa.table({}) if not values and not keys_always else pa.table(
+        {**{k: table.column(k).slice(m - 1, 1).combine_chunks() for k in keys}, **values})
+    return KernelState(rows, scalars)
 
 
 def _at(result: wa.Values | wa.Take, anchors: IntArray) -> wa.Values | wa.Take:

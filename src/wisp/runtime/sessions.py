@@ -19,6 +19,7 @@ from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, ticks_or_zero, to_ticks, validity
 from .resumable import Horizon, KernelState, pending, resumed
+from .running import Carry, Scanned, Segments, carried, result_at, scan_all
 
 
 def _plus(reach: npt.NDArray[Any], gaps: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -74,15 +75,115 @@ class SessionKernel:
         rows through `step` and `finish`."""
         return resumed(self, batches, self.chunk_rows)
 
+    @property
+    def accumulates(self) -> bool:
+        """Whether a key's open session is carried as accumulators, not rows: without
+        `max_duration` (a session then depends on its events only through its start and
+        their largest reach), when every aggregation is held by a few accumulators
+        (`Definition.accumulators`: counts, sums, extremes, first/last, moments,
+        max_by/min_by, a user's mergeable aggregator). Then each session's aggregates
+        are running scans (`running.scan_all`) read at its last event, whole runs and
+        steps alike, so a step resumes a session bit for bit, and a session that never
+        breaks costs a constant state, not its rows."""
+        return self.max_duration is None and all(
+            job.capabilities.accumulators and not job.lifetimes for job in self.aggregates)
+
     def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
                   ) -> pa.RecordBatch:
         """The sessions of one key's run, or of several (`runs`: where each begins, then
         the length; no session spans two runs)."""
         ticks, found = self.found(group, runs)
+        if self.accumulates:
+            if group.num_rows == 0:
+                return self.empty()
+            scanned = self.scanned(group, ticks, found, Carry({}, None, 0))
+            return self.accumulated(group, ticks, found, scanned, len(found.lo))
         return self.rows(group, ticks, found, slice(None))
+
+    def scanned(self, table: pa.Table, ticks: npt.NDArray[Any], found: sk.Sessions,
+                carry: Carry) -> list[Scanned]:
+        """Every aggregation's running scan over the positions (`carry.virtual`, then
+        `table`'s rows), restarting at each session."""
+        segments = Segments(np.append(found.lo, len(ticks)).astype(np.int64))
+        return scan_all(self.aggregates, table, segments, carry, ticks)
+
+    def accumulated(self, keys: pa.Table, ticks: npt.NDArray[Any], found: sk.Sessions,
+                    scanned: list[Scanned], closed: int) -> pa.RecordBatch:
+        """The output rows of the first `closed` sessions of `found` (over positions;
+        `keys`: a row of key columns per position), each aggregate read at the session's
+        last position."""
+        which = slice(0, closed)
+        lo, hi = found.lo[which], found.hi[which]
+        columns: list[pa.Array] = [keys.column(k).take(pa.array(lo)).combine_chunks()
+                                   for k in self.keys]
+        everywhere = np.ones(len(lo), dtype=bool)
+        columns.append(from_ticks(found.start[which], everywhere, self.time_kind,
+                                  self.time_scale))
+        end = from_ticks(found.end[which], found.end_known[which], self.time_kind,
+                         self.time_scale)
+        columns += [end, end]
+        columns += [result_at(found_j, job, (hi - 1).astype(np.int64))
+                    for found_j, job in zip(scanned, self.aggregates, strict=True)]
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def step_accumulated(self, state: KernelState | None, chunk: pa.Table,
+                         horizon: Horizon | None, force: bool = False
+                         ) -> tuple[pa.RecordBatch, KernelState]:
+        """`step` when the open session is carried as accumulators (`accumulates`): the
+        state is one row of key columns (and the values `first`/`last`/... carry), the
+        session's start and largest reach (`start`, `reach`) and each aggregation's
+        accumulators. The chunk's rows follow the carried session as one virtual
+        position 0 with that start and reach; `force` closes the last session (end of
+        input)."""
+        scalars = {} if state is None else dict(state.scalars)
+        virtual = 1 if "start" in scalars else 0
+        if chunk.num_rows == 0 and not virtual:
+            return self.empty(), KernelState(pa.table({}))
+        ticks, reach = self.reach(chunk)
+        if virtual:
+            dtype = ticks.dtype if chunk.num_rows else np.dtype(
+                np.float64 if isinstance(scalars["start"], float) else np.int64)
+            ticks = np.concatenate([np.array([scalars["start"]], dtype=dtype), ticks])
+            reach = np.concatenate([np.array([scalars["reach"]], dtype=dtype),
+                                    reach.astype(dtype)])
+            if chunk.num_rows == 0 and not force and not self.closes(
+                    None, shifted(reach[:1], self.gap)[0], horizon):
+                return self.empty(), state if state is not None else KernelState(
+                    pa.table({}))
+        found = sk.sessions(ticks, reach, self.gap, None)
+        closed = len(found.lo) - 1
+        if force or self.closes(found.start[-1], found.end[-1], horizon):
+            closed += 1
+        assert state is not None or not virtual
+        carried_rows = None if state is None else state.rows
+        scanned = self.scanned(chunk, ticks, found, Carry(scalars, carried_rows, virtual))
+        keys = chunk.select(list(self.keys))
+        if virtual:
+            assert carried_rows is not None
+            keys = pa.concat_tables([carried_rows.select(list(self.keys)).cast(keys.schema),
+                                     keys])
+        out = self.accumulated(keys, ticks, found, scanned, closed)
+        if closed == len(found.lo):
+            return out, KernelState(pa.table({}))
+        last = int(found.lo[-1])
+        kept = carried(self.keys, keys, scanned, {
+            "start": found.start[-1].item(), "reach": reach[last:].max().item()},
+            keys_always=True)
+        inputs = chunk.select([c for c in self.input_columns if c not in self.keys])
+        rows = kept.rows
+        for name in inputs.column_names:  # typed, for `finish`'s chunk of no rows
+            rows = rows.append_column(name, inputs.column(name).slice(chunk.num_rows - 1, 1))
+        return out, KernelState(rows, kept.scalars)
 
     def step(self, state: KernelState | None, chunk: pa.Table,
              horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """`step_accumulated` when sessions are carried as accumulators, else:"""
+        if self.accumulates:
+            return self.step_accumulated(state, chunk, horizon)
+        return self.step_rows(state, chunk, horizon)
+
+    def step_rows(self, state: KernelState | None, chunk: pa.Table,
+                  horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """The sessions closed by the rows so far (all but the last one found) and, told
         a `horizon`, the last one too when no later row can join it (see the class's
         docstring); the rows of the session left open as the state (with, without
@@ -130,9 +231,16 @@ class SessionKernel:
         """The smallest horizon at which the open session closes (`closes`): just past
         its `window_end` (one tick, or the next float), or its cap if that comes first;
         None for no open session, or an open-ended one without a cap."""
-        if state.rows.num_rows == 0:
+        if self.accumulates:
+            if "start" not in state.scalars:
+                return None
+            reach = state.scalars["reach"]
+            start = None
+            end = shifted(np.array([reach], dtype=np.float64 if isinstance(reach, float)
+                                   else np.int64), self.gap)[0]
+        elif state.rows.num_rows == 0:
             return None
-        if "reach" in state.scalars:  # no max_duration: the session's reach is kept
+        elif "reach" in state.scalars:  # no max_duration: the session's reach is kept
             dtype = to_ticks(state.rows.column(self.time).slice(0, 1).combine_chunks(),
                              self.time_kind).dtype
             start = None
@@ -151,6 +259,11 @@ class SessionKernel:
 
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The open session."""
+        if self.accumulates:
+            if state is None or "start" not in state.scalars:
+                return self.empty()
+            no_input = state.rows.select(list(self.input_columns)).slice(0, 0)
+            return self.step_accumulated(state, no_input, None, force=True)[0]
         if state is None or state.rows.num_rows == 0:
             return self.empty()
         return self.run_group(state.rows)
@@ -196,3 +309,11 @@ class SessionKernel:
 
     def empty(self) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        """The columns a step reads: keys, time, end, gap, the aggregations' columns."""
+        names = [*self.keys, self.time, *([self.end] if self.end else []),
+                 *([self.gap_column] if self.gap_column else []),
+                 *[c for job in self.aggregates for c in (job.column, job.by) if c]]
+        return tuple(dict.fromkeys(names))

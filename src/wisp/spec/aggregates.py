@@ -389,11 +389,12 @@ class Aggregator:
     - `add(state, values, times)`: the state after also taking `values`, one chunk of a
       window's non-null values as a numpy array in window order (numbers as numpy
       numbers, decimals as float64, other types as objects), and their `times` in
-      ticks (microseconds for timestamps, days for dates, the number for numeric time).
-      It may update `state` in place and return it: wisp never reads a state again once
-      it has passed it to `add`.
+      ticks (microseconds for timestamps and dates, a date at its midnight; the number
+      for integer and float time; the unscaled integer for decimal time). wisp only
+      passes it a fresh `zero()` state, so it may update `state` in place and return it.
     - `merge(a, b)`: the state of `a`'s values followed by `b`'s (`a` is earlier in
-      window order). It must not change `a` or `b`: wisp merges one state into many.
+      window order). It must not change `a` or `b` (it may return one of them): wisp
+      merges one state into many.
     - `finish(state)`: the window's result, a value of the Spark type `returns` (a DDL
       string such as "double" or "array<long>"), or None for null. It is called for
       every window, an empty window's state being `zero()`.

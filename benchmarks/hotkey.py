@@ -127,6 +127,7 @@ CASES = [
     Case("session", lambda df: _ev(df).window(ws.Session(100, max_duration=10_000)).agg(
         *_aggs())),
     Case("session_endless", lambda df: _ev(df).window(ws.Session(100)).agg(*_aggs())),
+    Case("session_one_tick", lambda df: _ev(df).window(ws.Session(1)).agg(ws.sum("v"))),
     Case("dynamic_clock", lambda df: _ev(df).window(
         ws.Dynamic(ws.clock(100), start=-1_000)).agg(*_aggs())),
 ]

@@ -67,6 +67,8 @@ SCENARIOS = (
     Scenario("arrow-spl-tumbling", POINTS, {"time": "ts", "key": "k"},
              lambda: W.Tumbling(P.Delta("v", 1.5), partial=True), lambda: (A.mean("v"),)),
     Scenario("arrow-ticks-predicate", POINTS, {"time": "ts", "key": "k"},
+             lambda: W.Since("flag"), _sum, strategy="arrow-ticks"),
+    Scenario("arrow-running", POINTS, {"time": "ts", "key": "k"},
              lambda: W.Since("flag"), _sum),
     Scenario("arrow-ticks-calendar", POINTS, {"time": "ts", "key": "k"},
              lambda: W.Since(W.monthly(), emit="both"), _sum),

@@ -41,7 +41,8 @@ def test_every_strategy_has_a_golden_file() -> None:
     strategies = {describe_strategy(s) for s in SCENARIOS}
     assert strategies == {"native-running", "arrow-frames", "native-frames", "native-batches",
                           "native-buckets", "panes", "arrow-intervals", "arrow-spl",
-                          "arrow-ticks", "native-periods", "arrow-dynamic", "arrow-sessions"}
+                          "arrow-ticks", "native-periods", "arrow-dynamic", "arrow-sessions",
+                          "arrow-running"}
     assert {p.stem for p in GOLDEN.glob("*.txt")} == {s.name for s in SCENARIOS}
 
 

@@ -31,7 +31,7 @@ from wisp.plan.intervals import (
     SnapshotWindows,
 )
 from wisp.plan.nodes import OutputType, Plan, ResolvedAggregation
-from wisp.plan.periods import PeriodsPlan, TicksPlan
+from wisp.plan.periods import AccumulatorsPlan, PeriodsPlan, TicksPlan
 from wisp.plan.planner import plan
 from wisp.plan.policies import BatchesPlan, PoliciesPlan
 from wisp.plan.registry import rule
@@ -269,7 +269,8 @@ def test_policy_columns_are_checked() -> None:
 
 def test_since_a_column_refers_to_it_by_parameter() -> None:
     chosen = planned(W.Since("flag"))
-    assert isinstance(chosen, TicksPlan)
+    assert isinstance(chosen, AccumulatorsPlan)  # sum and count: accumulators hold them
+    assert chosen.ticks is not None
     assert chosen.ticks.predicate == ExprRef("tick") and chosen.ticks.emit == "events"
     with pytest.raises(WispError, match="`tick` must be a boolean column or expression, "
                        "found \"double column 'v'\""):
@@ -279,7 +280,8 @@ def test_since_a_column_refers_to_it_by_parameter() -> None:
 def test_since_an_expression_reads_the_type_the_engine_gave_it() -> None:
     boolean = {"tick": ExpressionInfo("Column<'(v > 1)'>", column_type("boolean"))}
     chosen = planned(W.Since(object()), expressions=boolean)
-    assert isinstance(chosen, TicksPlan) and chosen.ticks.predicate == ExprRef("tick")
+    assert isinstance(chosen, AccumulatorsPlan) and chosen.ticks is not None
+    assert chosen.ticks.predicate == ExprRef("tick")
     unresolved = {"tick": ExpressionInfo("Column<'w'>", None)}
     with pytest.raises(WispError, match="`tick` must be a boolean Column expression over the "
                        "DataFrame's columns, found \"Column<'w'>\""):

@@ -1,16 +1,19 @@
-"""Running aggregates kept as accumulators (`plan.streaming.AccumulatorsPlan`): the
+"""Running aggregates kept as accumulators (`plan.periods.AccumulatorsPlan`): the
 kernel (`runtime.running.RunningKernel`) of the cumulative window and of
-`Since(predicate)` on a stream, where carrying a key's rows would grow for ever. The
-predicate is evaluated by Spark as a column next to each row, as in batch."""
+`Since(predicate)` on a stream, and in batch where every aggregation is held by
+accumulators, where carrying a key's rows would grow with its history. The predicate
+is evaluated by Spark as a column next to each row."""
 
 from __future__ import annotations
 
-from ..plan.streaming import AccumulatorsPlan
+from pyspark.sql import DataFrame
+
+from ..plan.periods import AccumulatorsPlan
 from ..runtime.periods import HIDDEN_TICK
 from ..runtime.running import RunningKernel
 from .columns import guarded
-from .compiler import KeyedKernel, Query, keyed_kernel
-from .layout import aggregate_jobs, aggregation_columns, arrow_schema, output_fields
+from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped, output_fields
 from .periods import unused
 
 
@@ -34,3 +37,9 @@ def accumulators_kernel(plan: AccumulatorsPlan, query: Query) -> KeyedKernel:
         schema=arrow_schema(fields), since=plan.ticks is not None,
         emit="events" if plan.ticks is None else plan.ticks.emit, tick_column=tick_column)
     return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+@compiles(AccumulatorsPlan)
+def accumulators(plan: AccumulatorsPlan, query: Query) -> DataFrame:
+    """The Spark plan of running aggregates kept as accumulators (batch)."""
+    return mapped(accumulators_kernel(plan, query))

@@ -10,6 +10,7 @@ from ..spec.windows import Range, Rows
 from .aggregations import refuse_interval_events, refuse_lifetimes, spark_blocker
 from .durations import resolve_bound
 from .nodes import Plan, ResolvedAggregation
+from .periods import accumulated, accumulators_plan
 from .registry import NoWindow, rule
 from .source import ARROW_BATCH_BYTES, Inputs, Source, kernel_shape, tie_break_columns
 
@@ -204,6 +205,11 @@ def plan_cumulative(inputs: Inputs, window: NoWindow,
         raise bad_value("strategy", "'arrow-frames' for a user-defined aggregate" if user
                         else f"'arrow-frames' for {blocker.name} (no exact incremental "
                         "running form in Spark)", strategy)
+    if strategy is None and blocker is not None and accumulated(resolved):
+        return accumulators_plan(inputs.source, window, None, resolved, (
+            f"{blocker.name} has no exact, incremental running form in Spark's window "
+            "operator, and every aggregation is held by a few accumulators, carried from "
+            "row to row instead of the key's rows"))
     if strategy == "arrow-frames" or blocker is not None:
         reason = ("requested" if strategy == "arrow-frames" or blocker is None else
                   "a user-defined aggregate must see the values, so a kernel runs it"

@@ -29,6 +29,7 @@ from .source import (
 
 PERIODS = "native-periods"
 TICKS = "arrow-ticks"
+RUNNING = "arrow-running"
 STRATEGIES = {"Since": (TICKS, PERIODS), "Trailing": (TICKS,)}
 HOUR = 3_600_000_000
 FIXED_PERIODS = {"hourly": (HOUR, 0), "daily": (24 * HOUR, 0), "weekly": (168 * HOUR, 96 * HOUR)}
@@ -161,6 +162,43 @@ def _check(source: Source, resolved: tuple[ResolvedAggregation, ...],
     refuse_lifetimes(resolved, kind)
 
 
+@dataclass(frozen=True, kw_only=True)
+class AccumulatorsPlan(Plan):
+    """`arrow-running`: running aggregates carried as accumulators per key (count, sums,
+    extremes, first/last, moments, max_by/min_by, a user aggregator's state), reset
+    after each row whose tick column is true (`ticks`: `Since(predicate)`; None: the
+    cumulative window). The plan of those windows on a stream, and in batch wherever
+    every aggregation is held by accumulators (`accumulated`) and a kernel runs."""
+
+    ticks: Ticks | None
+
+    strategy = RUNNING
+
+    def how(self) -> str:
+        reset = ("reset after each row whose tick column is true" if self.ticks is not None
+                 else "over everything of the key so far")
+        return (kernel_shape("key, time and tie-break") + " keeps one accumulator per "
+                "aggregation and key (count, sum, minimum, maximum, first, last, mean and "
+                "variance moments, the row of max_by/min_by, ewm_mean's decayed sums, a "
+                f"user aggregator's state), {reset}; each row's output is the "
+                "accumulators after it, and a long key's run is read in pieces carrying "
+                "only them.")
+
+
+def accumulated(resolved: tuple[ResolvedAggregation, ...]) -> bool:
+    """Whether a few accumulators per key hold every aggregation
+    (`Definition.accumulators`): a running window then carries them, never rows."""
+    return all(r.aggregation.definition.accumulators and not r.aggregation.lifetimes
+               for r in resolved)
+
+
+def accumulators_plan(source: Source, window: object, ticks: Ticks | None,
+                      resolved: tuple[ResolvedAggregation, ...], reason: str
+                      ) -> AccumulatorsPlan:
+    return AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
+                            tie_break=tie_break_columns(source), ticks=ticks, reason=reason)
+
+
 def _ticks_plan(source: Source, window: object, ticks: Ticks,
                 resolved: tuple[ResolvedAggregation, ...]) -> TicksPlan:
     return TicksPlan(source=source, window=repr(window), aggregations=resolved,
@@ -198,6 +236,11 @@ def plan_since(inputs: Inputs, window: Since, resolved: tuple[ResolvedAggregatio
     blocker = periods_blocker(source, ticks, resolved, inputs.settings)
     if strategy == PERIODS and blocker is not None:
         raise bad_value("strategy", f"'arrow-ticks' or None here ({blocker})", strategy)
+    if strategy is None and ticks.predicate is not None and accumulated(resolved):
+        return accumulators_plan(source, window, ticks, resolved, (
+            "a predicate's periods can be as long as a key's history; every aggregation "
+            "is held by a few accumulators, carried from row to row instead of the "
+            "period's rows"))
     if blocker is not None or strategy == TICKS:
         return _ticks_plan(source, window, ticks, resolved)
     assert ticks.calendar is not None

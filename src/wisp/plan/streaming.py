@@ -37,12 +37,11 @@ from .dynamic import DynamicPlan
 from .frames import RangeFrame, RowsFrame
 from .intervals import HoppingWindows
 from .nodes import Plan, ResolvedAggregation
-from .periods import Ticks, TicksPlan
+from .periods import AccumulatorsPlan, Ticks, TicksPlan
 from .registry import NoWindow, rule_for
 from .source import Inputs, tie_break_columns
 
 STREAM_STRATEGY = "stream"
-RUNNING_STRATEGY = "arrow-running"
 PANES_STRATEGY = "stream-panes"
 PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 EDGE_KINDS = ("Tumbling and Hopping by duration (output='windows')", "Snapshot",
@@ -52,25 +51,6 @@ STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session", "Sliding", "Tumbling by policy",
                 "Dynamic (anchors from a stream, or a clock)")
-
-
-@dataclass(frozen=True, kw_only=True)
-class AccumulatorsPlan(Plan):
-    """`arrow-running`: running aggregates carried as accumulators per key (count, sums,
-    extremes, first/last, moments), reset after each row whose tick column is true
-    (`ticks`: `Since(predicate)`; None: the cumulative window)."""
-
-    ticks: Ticks | None
-
-    strategy = RUNNING_STRATEGY
-
-    def how(self) -> str:
-        reset = ("reset after each row whose tick column is true" if self.ticks is not None
-                 else "over everything of the key so far")
-        return ("a kernel per key keeps one accumulator per aggregation (count, sum, "
-                "minimum, maximum, first, last, mean and variance moments, the row of "
-                f"max_by/min_by, ewm_mean's decayed sums), {reset}; "
-                "each row's output is the accumulators after it.")
 
 
 def carried_by_panes(resolved: ResolvedAggregation) -> bool:

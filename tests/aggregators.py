@@ -17,6 +17,7 @@ class Spread(ws.Aggregator):
     gives, NaN the greatest value)."""
 
     returns = "double"
+    commutative = True  # extremes: the values' order does not matter
 
     def zero(self) -> Any:
         return None
@@ -81,6 +82,7 @@ class Total(ws.Aggregator):
     """An exact integer sum with `remove` (invertible), 0 over an empty window."""
 
     returns = "bigint"
+    commutative = True
 
     def zero(self) -> Any:
         return 0

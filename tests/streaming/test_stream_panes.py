@@ -11,6 +11,7 @@ import datetime as dt
 import itertools
 
 import pyarrow as pa
+from aggregators import Spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle_intervals import hopping as hopping_oracle
@@ -34,7 +35,7 @@ from wisp.runtime.stream_panes import PANE, PaneKernel
 from wisp.runtime.streaming import StreamKernel
 
 AGGS = [ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
-        ws.variance("v"), ws.stddev("v")]
+        ws.variance("v"), ws.stddev("v"), ws.aggregate(Spread(), "v")]
 JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
         AggregateJob("count", "v", "float", pa.int64(), None),
         AggregateJob("sum", "v", "float", pa.float64(), None),
@@ -42,7 +43,10 @@ JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
         AggregateJob("min", "v", "float", pa.float64(), None),
         AggregateJob("max", "v", "float", pa.float64(), None),
         AggregateJob("variance", "v", "float", pa.float64(), None),
-        AggregateJob("stddev", "v", "float", pa.float64(), None))
+        AggregateJob("stddev", "v", "float", pa.float64(), None),
+        AggregateJob("aggregate", "v", "float", pa.float64(), None,
+                     definition=AGGS[-1].definition, aggregator=Spread()))
+"""The aggregations with pane partials, a user's commutative aggregator among them."""
 OUTPUT = pa.schema([pa.field("k", pa.string()),
                     *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",
                                                         "time")],

@@ -54,8 +54,20 @@ STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
 
 
 def carried_by_panes(resolved: ResolvedAggregation) -> bool:
-    """Whether a pane carries the partials of `resolved` (`Definition.stream_panes`)."""
-    return resolved.value_class in resolved.aggregation.definition.stream_panes
+    """Whether a pane carries the partials of `resolved` (`Definition.stream_panes`):
+    and for a declared type (a user's aggregator), one of atomic values, which the pane
+    path's output crosses as JSON text (`runtime.json_rows`)."""
+    aggregation = resolved.aggregation
+    if aggregation.returns is not None and nested_type(aggregation.returns):
+        return False
+    return resolved.value_class in aggregation.definition.stream_panes
+
+
+def nested_type(ddl: str) -> bool:
+    """Whether a Spark DDL type names an array, map or struct (`array<...>`,
+    `a int, b string`)."""
+    return any(mark in ddl for mark in ("<", ",", ":")) or ddl.strip().lower() in (
+        "array", "map", "struct")
 
 
 KEY_BUCKETS = 16
@@ -75,8 +87,9 @@ class PanesPlan(Plan):
     def how(self) -> str:
         return ("the timeline is cut into panes of gcd(size, hop); a kernel per key adds "
                 "each row to its pane's partial aggregates (row and value counts, sums, "
-                "squared deviations, extremes) as it arrives, and writes a window from "
-                "its panes' partials once no later row can fall in it.")
+                "squared deviations, extremes, a commutative user aggregator's state) as "
+                "it arrives, and writes a window from its panes' partials once no later "
+                "row can fall in it.")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,7 +27,9 @@ pane), as a stream's tasks send them (`stream_pane_buckets`).
 
 The aggregations this kernel carries (`Definition.stream_panes`): `count()`, `count(col)`
 of any column, and `sum`, `mean`, `variance`, `stddev`, `min`, `max` of float columns
-(`min`/`max` of integer columns too). NaN follows Spark as in batch: it propagates
+(`min`/`max` of integer columns too), and a user's commutative `Aggregator` (its
+state per pane, pickled: `add` of the pane's values, `merge` of a window's panes).
+NaN follows Spark as in batch: it propagates
 through sums, means and moments, and is the greatest value for min and max. Float sums
 are added pane by pane (rounded differently from batch's sums over rows, within a few
 units in the last place); the planner leaves every other aggregation to the
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import pickle
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -47,7 +50,8 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..plan.intervals import HoppingWindows
-from .aggregate import AggregateJob
+from ..spec.aggregates import check_state
+from .aggregate import AggregateJob, naming_errors, udaf_values, user_array
 from .codec import DAY, from_ticks, null_mask, numeric_values, tick_range_message, to_ticks
 from .codec import validity as valid_of
 from .grouping import normalized
@@ -240,6 +244,8 @@ class PaneKernel:
         if job.column is None:
             return []
         fields = [(f"n{i}", pa.int64())]
+        if job.aggregator is not None:
+            return [*fields, (f"u{i}", pa.binary())]
         if job.fn in ("sum", "mean", "variance", "stddev"):
             fields += [(f"s{i}", pa.float64())]
         if job.fn in ("variance", "stddev"):
@@ -264,6 +270,11 @@ class PaneKernel:
             column = chunk.column(job.column).combine_chunks().take(pa.array(order))
             valid = valid_of(column)
             columns[f"n{i}"] = np.add.reduceat(valid.astype(np.int64), starts)
+            if job.aggregator is not None:
+                times = to_ticks(chunk.column(self.time).combine_chunks(),
+                                 self.time_kind)[order]
+                columns[f"u{i}"] = user_partials(job, column, valid, times, starts)
+                continue
             if job.fn in ("count",):
                 continue
             values = numeric_values(column, job.value_class)
@@ -332,6 +343,10 @@ class PaneKernel:
             if job.column is None:
                 continue
             n = columns[f"n{i}"] = total(f"n{i}")
+            if job.aggregator is not None:
+                columns[f"u{i}"] = merged_partials(job, table.column(f"u{i}").to_pylist(),
+                                                   order, starts)
+                continue
             if job.fn in ("sum", "mean", "variance", "stddev"):
                 columns[f"s{i}"] = total(f"s{i}")
             if job.fn in ("variance", "stddev"):
@@ -424,6 +439,13 @@ class PaneKernel:
         """Aggregation `i` of each window from its panes' partials."""
         if job.column is None:
             return pa.array(rows, pa.int64()).cast(job.output_type)
+        if job.aggregator is not None:
+            assert job.aggregator is not None
+            blobs = table.column(f"u{i}").to_pylist()
+            states = merged_partials(job, blobs, members, starts, pickled=False)
+            with naming_errors(job.aggregator):
+                results = [job.aggregator.finish(state) for state in states]
+            return user_array(job, results)
         n = total(f"n{i}")
         if job.fn == "count":
             return pa.array(n, pa.int64()).cast(job.output_type)
@@ -464,6 +486,41 @@ class PaneKernel:
     @cached_property
     def no_rows(self) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+
+def user_partials(job: AggregateJob, column: pa.Array, valid: npt.NDArray[np.bool_],
+                  times: npt.NDArray[Any], starts: IntArray) -> list[bytes]:
+    """A user aggregator's state of each group of rows (groups begin at `starts`), over
+    its non-null values, pickled. The aggregator is commutative (the planner gives panes
+    no other), so rows arriving in any order make the same state."""
+    aggregator = job.aggregator
+    assert aggregator is not None
+    values = udaf_values(job, column)
+    ends = np.r_[starts[1:], len(values)]
+    blobs: list[bytes] = []
+    with naming_errors(aggregator):
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            kept = valid[a:b]
+            state = aggregator.add(aggregator.zero(), values[a:b][kept], times[a:b][kept])
+            blobs.append(check_state(aggregator, "add", state))
+    return blobs
+
+
+def merged_partials(job: AggregateJob, blobs: list[Any], order: IntArray, starts: IntArray,
+                    pickled: bool = True) -> list[Any]:
+    """The merge of the pickled states `blobs[order[starts[g]:starts[g + 1]]]` of each
+    group `g`, pickled again (or not)."""
+    aggregator = job.aggregator
+    assert aggregator is not None
+    ends = np.r_[starts[1:], len(order)]
+    merged: list[Any] = []
+    with naming_errors(aggregator):
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            state = aggregator.zero()
+            for position in order[a:b].tolist():
+                state = aggregator.merge(state, pickle.loads(blobs[position]))
+            merged.append(check_state(aggregator, "merge", state) if pickled else state)
+    return merged
 
 
 def counting_up(first: IntArray, counts: IntArray) -> IntArray:

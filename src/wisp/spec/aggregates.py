@@ -211,7 +211,9 @@ class Aggregation:
     def definition(self) -> Definition:
         """What the aggregation is, as strategies see it (`Definition`)."""
         if self.aggregator is not None:
-            return replace(USER_DEFINITION, invertible=has_method(self.aggregator, "remove"))
+            commutative = getattr(self.aggregator, "commutative", False) is True
+            return replace(USER_DEFINITION, invertible=has_method(self.aggregator, "remove"),
+                           stream_panes=ALL_CLASSES if commutative else ())
         return DEFINITIONS[self.fn]
 
     @property
@@ -405,9 +407,15 @@ class Aggregator:
     the values followed by `merge` must equal one `add` of them all: the strategies
     merge partial states (panes, sliding frames by two stacks of merged states,
     streams), so a result never depends on how the values were cut.
+
+    `commutative = True` says more: the values' order does not matter (`merge(a, b)`
+    equals `merge(b, a)`, as for sums, extremes, sets). A stream's `Tumbling`/`Hopping`
+    then keeps one merged state per pane, whatever order the rows arrive in, instead of
+    the open windows' rows.
     """
 
     returns: str = "double"
+    commutative: bool = False
 
     def zero(self) -> Any:
         raise NotImplementedError
@@ -477,6 +485,10 @@ def aggregate(aggregator: Aggregator | type[Aggregator], col: str, *,
     if not isinstance(returns, str) or not returns.strip():
         raise aggregator_error(aggregator, "returns", "be a Spark type as a DDL string "
                                "such as 'double'", repr(returns))
+    commutative = getattr(aggregator, "commutative", False)
+    if not isinstance(commutative, bool):
+        raise aggregator_error(aggregator, "commutative", "be True or False",
+                               repr(commutative))
     check_state(aggregator, "zero", _zero(aggregator))
     return Aggregation("aggregate", _column("aggregate", col), returns=returns,
                        aggregator=aggregator, min_count=_min_count(min_count))

@@ -5,13 +5,14 @@ on every window kind whose windows are frames `[lo, hi)` of a key's rows.
 An aggregation here is anything with `zero()`, `add(state, values, times)`,
 `merge(a, b)` and `finish(state)` (`Mergeable`); states are opaque Python values.
 
-- Frames whose starts and ends both never decrease (sliding `Rows`/`Range`, running
-  windows, sessions, periods, hopping windows' member runs): two stacks. The back holds
-  one state of the rows `[b, hi)`, extended by one `add` of each frame's new rows (to a
-  fresh state, merged in: a state once given as a result is never changed); the
-  front holds each row's suffix state `[j, b)`, made when the frame's start passes `b`
-  (one `add` of the row alone and one `merge` each). A frame is `merge(front[lo],
-  back)`. Every row enters each stack once: O(n) calls whatever the frames' widths.
+- Frames whose starts and ends both never decrease (sliding `Rows`/`Range`, periods,
+  policies, hopping windows' member runs): two stacks. Each row's own state is one
+  `add` to a fresh `zero()`, made once. The back holds one state of the rows
+  `[b, hi)`, each new row merged in (a state once given as a result is never
+  changed); the front holds each row's suffix state `[j, b)`, made when the frame's
+  start passes `b` (one `merge` each). A frame is `merge(front[lo], back)`. Every row
+  enters each stack once: one `add`, three `merge`s and one `finish` a frame, whatever
+  the frames' widths.
 - Any other frames (dynamic windows, listed members): a segment tree of merged states
   over the rows, O(log n) merges a frame.
 
@@ -68,22 +69,30 @@ def frame_results(aggregation: Mergeable, values: npt.NDArray[Any], times: npt.N
 def two_stacks(aggregation: Mergeable, values: npt.NDArray[Any], times: npt.NDArray[Any],
                lo: IntArray, hi: IntArray) -> list[Any]:
     """The state of every frame `[lo[i], hi[i])` of `values`, for starts and ends that
-    never decrease."""
-    add, merge = aggregation.add, aggregation.merge
+    never decrease. Each row's own state (one `add` to a fresh `zero()`) is made once
+    and merged into the back stack, then into its suffix state when it moves to the
+    front; a frame equal to the one before shares its state."""
+    merge = aggregation.merge
+    singles = Singles(aggregation, values, times)
     back_start = back_end = 0
     back = aggregation.zero()
     front: dict[int, Any] = {}
     states: list[Any] = []
+    previous: tuple[int, int] | None = None
     for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
+        if (a, b) == previous:
+            states.append(states[-1])
+            continue
+        previous = (a, b)
         if b <= a:
             states.append(aggregation.zero())
             continue
-        if b > back_end:  # `add` to a fresh state: `back` may be a result already given
-            back = merge(back, add(aggregation.zero(), values[back_end:b],
-                                   times[back_end:b]))
+        if b > back_end:
+            for j in range(max(back_end, back_start), b):
+                back = merge(back, singles[j])
             back_end = b
         if a >= back_start:  # the front is used up: the back's rows from `a` move there
-            front = suffix_states(aggregation, values, times, a, back_end)
+            front = suffix_states(aggregation, singles, a, back_end)
             back_start = back_end
             back = aggregation.zero()
             states.append(front[a])
@@ -92,15 +101,42 @@ def two_stacks(aggregation: Mergeable, values: npt.NDArray[Any], times: npt.NDAr
     return states
 
 
-def suffix_states(aggregation: Mergeable, values: npt.NDArray[Any],
-                  times: npt.NDArray[Any], start: int, stop: int) -> dict[int, Any]:
+class Singles:
+    """Each row's own state, `add(zero(), values[j:j + 1], times[j:j + 1])`, made
+    once when first asked for and kept while later rows are asked for (`merge` never
+    changes a state, so one serves the back stack and the suffix states alike)."""
+
+    def __init__(self, aggregation: Mergeable, values: npt.NDArray[Any],
+                 times: npt.NDArray[Any]) -> None:
+        self.aggregation = aggregation
+        self.values = values
+        self.times = times
+        self.made: dict[int, Any] = {}
+
+    def __getitem__(self, j: int) -> Any:
+        found = self.made.get(j)
+        if found is None:
+            found = self.made[j] = self.aggregation.add(
+                self.aggregation.zero(), self.values[j:j + 1], self.times[j:j + 1])
+        return found
+
+    def forget_before(self, j: int) -> None:
+        """Drop the states of rows before `j` (no later frame reads them)."""
+        for k in [k for k in self.made if k < j]:
+            del self.made[k]
+
+
+def suffix_states(aggregation: Mergeable, singles: Singles, start: int, stop: int
+                  ) -> dict[int, Any]:
     """The state of `[j, stop)` for every `j` in `[start, stop)`."""
+    singles.forget_before(start)
     states: dict[int, Any] = {}
     following: Any = None
     for j in range(stop - 1, start - 1, -1):
-        single = aggregation.add(aggregation.zero(), values[j:j + 1], times[j:j + 1])
+        single = singles[j]
         following = single if following is None else aggregation.merge(single, following)
         states[j] = following
+    singles.forget_before(stop)
     return states
 
 

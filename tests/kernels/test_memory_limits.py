@@ -17,16 +17,21 @@ from wisp.runtime.sessions import SessionKernel
 from wisp.runtime.sorting import capped_budget
 
 
-def endless_session(chunk_rows: int) -> SessionKernel:
-    """A session that never breaks (no `max_duration`) over one key: its state is every
-    row so far, its output one row at the end."""
-    job = AggregateJob("count", None, "none", pa.int64(), None)
+def endless_session(chunk_rows: int, collect: bool = True) -> SessionKernel:
+    """A session that never breaks (no `max_duration`) over one key, its output one row
+    at the end. With `collect` (an aggregation that reads every value) its state is
+    every row so far; with `count()` alone, a few accumulators."""
+    jobs = [AggregateJob("count", None, "none", pa.int64(), None)]
+    if collect:
+        jobs.append(AggregateJob("collect", "v", "float", pa.list_(pa.float64()), None))
+    names = ["count", "collect_v"]
     schema = pa.schema([pa.field("k", pa.string()),
                         *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",
                                                             "time")],
-                        pa.field("count", job.output_type)])
-    return SessionKernel(("k",), "t", None, "integer", 0, 1 << 40, None, (job,), schema,
-                         chunk_rows)
+                        *[pa.field(name, job.output_type)
+                          for name, job in zip(names, jobs, strict=False)]])
+    return SessionKernel(("k",), "t", None, "integer", 0, 1 << 40, None, tuple(jobs),
+                         schema, chunk_rows)
 
 
 def one_key(n: int) -> Iterator[pa.RecordBatch]:
@@ -52,6 +57,17 @@ def test_an_unbounded_state_fails_at_its_share_of_the_cap(
     assert "past 1/4 of the worker's cap of 1 MiB" in text
     assert "a session without max_duration" in text
     assert isinstance(caught.value, MemoryError) and isinstance(caught.value, WispError)
+
+
+def test_an_endless_session_of_accumulated_aggregates_stays_under_the_cap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same endless session counted alone carries its accumulators, not its rows:
+    under the same 1 MiB cap it runs through."""
+    monkeypatch.setenv("PYSPARK_EXECUTOR_MEMORY_MB", "1")
+    kernel = endless_session(1024, collect=False)
+    assert kernel.accumulates
+    out = list(WithinMemory(kernel)(one_key(50_000)))
+    assert [r["count"] for b in out for r in b.to_pylist()] == [50_000]
 
 
 def test_without_a_cap_the_state_is_not_limited(monkeypatch: pytest.MonkeyPatch) -> None:

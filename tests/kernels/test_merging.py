@@ -119,7 +119,8 @@ def test_running_results_restart_at_each_segment(aggregator: Any, data: Any,
         values = integer_values(values)
     n = len(values)
     starts = np.array(sorted({0, *[c for c in cuts if c < n]}), dtype=np.int64)
-    got, last = merging.running_results(aggregator, None, values, times, valid, starts)
+    got, last = merging.running_results(aggregator, merging.NOTHING_CARRIED, values, times,
+                                        valid, starts)
     begins = [int(starts[np.searchsorted(starts, i, side="right") - 1]) for i in range(n)]
     for i in range(n):
         assert same(got[i], oracle(aggregator, values, times, valid, begins[i], i + 1))
@@ -219,7 +220,7 @@ def test_states_updated_in_place_are_never_shared(data: Any, bounds: st.DataObje
     shuffled = np.array(bounds.draw(st.permutations(range(n))), dtype=np.int64)
     assert merging.frame_results(Positives(), values, times, valid, lo[shuffled],
                                  hi[shuffled]) == [expected[i] for i in shuffled]
-    running, _ = merging.running_results(Positives(), None, values, times, valid,
+    running, _ = merging.running_results(Positives(), merging.NOTHING_CARRIED, values, times, valid,
                                          np.zeros(1, np.int64))
     assert running == [expected_all for expected_all in (
         [float(v) for v, ok in zip(values[:i + 1], valid[:i + 1], strict=True)

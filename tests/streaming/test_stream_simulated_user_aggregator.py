@@ -31,19 +31,22 @@ INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),
                    pa.field("v", pa.float64()), pa.field("p", pa.bool_()),
                    pa.field("n", pa.int64())])
 TRAJECTORY = pa.struct([pa.field("change", pa.float64()), pa.field("span", pa.int64())])
-USER = {"spread_v": (ws.aggregate(Spread(), "v"), "float", pa.float64()),
-        "trajectory_v": (ws.aggregate(Trajectory(), "v"), "float", TRAJECTORY),
-        "total_n": (ws.aggregate(Total(), "n"), "integer", pa.int64())}
+USER: dict[str, tuple[ws.Aggregator, str, str, pa.DataType]] = {
+    # the output column: the aggregator, its column, the column's value class, the type
+    "spread_v": (Spread(), "v", "float", pa.float64()),
+    "trajectory_v": (Trajectory(), "v", "float", TRAJECTORY),
+    "total_n": (Total(), "n", "integer", pa.int64())}
 JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        *(AggregateJob(a.fn, a.col, value_class, output, None, name=name,
-                       returns=a.returns or "", definition=a.definition,
-                       aggregator=a.aggregator)
-          for name, (a, value_class, output) in USER.items()))
+        *(AggregateJob("aggregate", col, value_class, output, None, name=name,
+                       returns=aggregator.returns,
+                       definition=ws.aggregate(aggregator, col).definition,
+                       aggregator=aggregator)
+          for name, (aggregator, col, value_class, output) in USER.items()))
 OUTPUT = pa.schema([pa.field("k", pa.string()),
                     *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",
                                                         "time")],
                     pa.field("count", pa.int64()),
-                    *[pa.field(name, output) for name, (_, _, output) in USER.items()]])
+                    *[pa.field(name, spec[3]) for name, spec in USER.items()]])
 
 
 def numbered(batches: list[pa.Table], flags: list[bool | None]) -> list[pa.Table]:
@@ -70,9 +73,9 @@ def brute_force_rows(rows: pa.Table, since: bool, emit: str) -> list[dict[str, A
             window = []
         window.append(row)
         if emit != "ticks" or row["p"]:
-            out.append({name: brute_force(a.aggregator, [r[a.col] for r in window],
+            out.append({name: brute_force(aggregator, [r[col] for r in window],
                                           [r["t"] for r in window])
-                        for name, (a, _, _) in USER.items()})
+                        for name, (aggregator, col, _, _) in USER.items()})
         if since and row["p"]:
             window = []
     return out

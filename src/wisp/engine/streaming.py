@@ -16,6 +16,8 @@ ordinary `writeStream` in Append mode.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -157,9 +159,17 @@ def spec_text(plan: StreamPlan) -> str:
 
 
 def user_identity(aggregation: Aggregation) -> str:
-    """A user's aggregator as its state depends on it: its class and declared type."""
-    kind = type(aggregation.aggregator)
-    return f"{kind.__module__}.{kind.__qualname__}:{aggregation.returns}"
+    """A user's aggregator as its state depends on it: its class, declared type and
+    the instance's own attributes (a digest of them pickled, or of their text)."""
+    aggregator = aggregation.aggregator
+    kind = type(aggregator)
+    attributes = dict(sorted(getattr(aggregator, "__dict__", {}).items()))
+    try:
+        shown = pickle.dumps(attributes, protocol=4)
+    except Exception:
+        shown = repr(attributes).encode()
+    digest = hashlib.sha256(shown).hexdigest()[:16]
+    return f"{kind.__module__}.{kind.__qualname__}:{aggregation.returns}:{digest}"
 
 
 @compiles(StreamPlan)

@@ -178,15 +178,20 @@ def tree_states(aggregation: Mergeable, values: npt.NDArray[Any], times: npt.NDA
     return states
 
 
+NOTHING_CARRIED = ("wisp: no state carried",)
+"""`running_results`'s `state` when the first segment starts afresh (a user's state may
+be None)."""
+
+
 def running_results(aggregation: Mergeable, state: Any, values: npt.NDArray[Any],
                     times: npt.NDArray[Any], valid: BoolArray, starts: IntArray,
                     ) -> tuple[list[Any], Any]:
     """`finish` of the running state at every row, a segment restarting at each of
     `starts` (strictly increasing, the first 0; `state`: the first segment's carried
-    state, None for `zero()`), and the state after the last row."""
+    state, `NOTHING_CARRIED` for `zero()`), and the state after the last row."""
     results: list[Any] = []
     restarts = set(starts.tolist())
-    current = aggregation.zero() if state is None else state
+    current = aggregation.zero() if state is NOTHING_CARRIED else state
     for j in range(len(values)):
         if j in restarts and j:
             current = aggregation.zero()

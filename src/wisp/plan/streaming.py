@@ -112,7 +112,7 @@ class StreamPlan(Plan):
             return ("Structured Streaming: where the rows are read, each task reduces "
                     f"its rows to one row of partial aggregates per {'key and ' * keyed}"
                     "pane (panes of gcd(size, hop); row and value counts, sums, squared "
-                    "deviations, extremes), "
+                    "deviations, extremes, a commutative user aggregator's state), "
                     f"{sent}, to Spark's stateful operator (transformWithStateInPandas, "
                     "event time, RocksDB state store), which adds them to the panes"
                     + (" of their keys (one stored value per bucket holds the state of "
@@ -226,7 +226,8 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         return (AccumulatorsPlan(source=source, window=repr(window), aggregations=resolved,
                                  tie_break=tie_break_columns(source), reason="a stream",
                                  ticks=None),
-                "one accumulator set (a few numbers per aggregation)",
+                "one accumulator set (a few numbers per aggregation; a user aggregator's "
+                "own state)",
                 "each row's output once the watermark passes its time")
     if isinstance(window, (Since, Trailing)):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-ticks")

@@ -277,7 +277,8 @@ def scan_user(job: AggregateJob, j: int, column: pa.Array, segments: Segments,
         values = np.concatenate([np.empty(1, dtype=values.dtype), values])
         valid = np.concatenate([[False], valid])
     carried = carry.scalar(j, "state", None)
-    state = None if carried is None else load_state(job.aggregator, str(carried))
+    state = (merging.NOTHING_CARRIED if carried is None
+             else load_state(job.aggregator, str(carried)))
     with naming_errors(job.aggregator):
         results, last = merging.running_results(job.aggregator, state, values, times,
                                                 valid, segments.starts[:-1])

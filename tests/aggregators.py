@@ -100,6 +100,28 @@ class Total(ws.Aggregator):
         return state
 
 
+class Positives(ws.Aggregator):
+    """The positive values in window order: `add` extends its state in place, `merge`
+    returns an argument when the other is empty and `finish` the state itself, all as
+    the contract allows (wisp only gives `add` fresh states, and never changes a state
+    once given as a result)."""
+
+    returns = "array<double>"
+
+    def zero(self) -> Any:
+        return []
+
+    def add(self, state: Any, values: Any, times: Any) -> Any:
+        state.extend(float(v) for v in values if v > 0)
+        return state
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return b if not a else a if not b else [*a, *b]
+
+    def finish(self, state: Any) -> Any:
+        return state
+
+
 def brute_force(aggregator: ws.Aggregator, values: list[Any], times: list[Any]) -> Any:
     """The oracle: one `add` of all of a window's non-null values, then `finish`."""
     kept = [(v, t) for v, t in zip(values, times, strict=True) if v is not None]

@@ -14,7 +14,8 @@ def test_public_names_are_pinned() -> None:
                     and not isinstance(getattr(wisp, name), types.ModuleType))
     assert public == sorted(wisp.__all__)
     assert sorted(wisp.__all__) == [
-        "Aggregator", "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping", "Punctuation",
+        "Aggregator", "Count", "CountByStartTime", "Delta", "Dynamic", "Events", "Hopping",
+        "Punctuation",
         "Range", "Rows", "Session", "Since", "Sliding", "Snapshot", "Time", "Trailing",
         "Tumbling", "WispError", "WispInputError", "WispMemoryError", "WispUnsupportedError",
         "aggregate", "asof_join",

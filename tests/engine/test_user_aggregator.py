@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 import pytest
-from aggregators import Spread, Total, Trajectory
+from aggregators import Positives, Spread, Total, Trajectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import assert_rows_match, cumulative, range_window, rows_window, sort_output
@@ -274,34 +274,6 @@ def broken() -> tuple[type[ws.Aggregator], type[ws.Aggregator], type[ws.Aggregat
 BrokenMerge, Wordy, Misspelt = broken()
 
 
-def in_place() -> type[ws.Aggregator]:
-    class Positives(ws.Aggregator):
-        """The positive values in window order; `add` updates its state in place (as
-        `Aggregator` allows) and `merge` returns the other state when one is empty."""
-
-        returns = "array<double>"
-
-        def zero(self) -> Any:
-            return []
-
-        def add(self, state: Any, values: Any, times: Any) -> Any:
-            state.extend(float(v) for v in values if v > 0)
-            return state
-
-        def merge(self, a: Any, b: Any) -> Any:
-            if not a:
-                return b
-            if not b:
-                return a
-            return [*a, *b]
-
-        def finish(self, state: Any) -> Any:
-            return list(state)
-
-    return Positives
-
-
-Positives = in_place()
 
 
 def failure(result: DataFrame) -> ws.WispError:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from aggregators import Spread, Total, Trajectory, brute_force
+from aggregators import Positives, Spread, Total, Trajectory, brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -185,25 +185,6 @@ def test_remove_undoes_add(data: Any, split: int) -> None:
     everything = total.add(total.zero(), values, times)
     assert total.remove(everything, values[:k], times[:k]) == total.add(
         total.zero(), values[k:], times[k:])
-
-
-class Positives:
-    """The positive values in order: `add` extends its state in place, `merge` returns
-    an argument when the other is empty and `finish` the state itself, as the contract
-    allows (`add` only ever gets fresh states)."""
-
-    def zero(self) -> Any:
-        return []
-
-    def add(self, state: Any, values: Any, times: Any) -> Any:
-        state.extend(float(v) for v in values if v > 0)
-        return state
-
-    def merge(self, a: Any, b: Any) -> Any:
-        return b if not a else a if not b else [*a, *b]
-
-    def finish(self, state: Any) -> Any:
-        return state
 
 
 @settings(max_examples=100)

@@ -446,19 +446,26 @@ def restarted(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
                        FILES, {"late": rounds, "range": [1, 3, 5]})
 
 
-def test_a_checkpoint_of_another_query_is_refused(streaming: SparkSession,
-                                                  tmp_path: Path) -> None:
-    run_stream(streaming, tmp_path, range_query, FILES[:2], False)  # in tmp_path / "q"
-    other = ws.events(source(streaming, tmp_path / "in"), time="ts", key="k",
-                      lateness="5s").window(ws.Range("-20s", "2s")).agg(
-        ws.count(), ws.sum("v"), ws.max("v"))
+def assert_checkpoint_refused(streaming: SparkSession, tmp_path: Path, query: Query,
+                              other: Query) -> None:
+    """`query` run over two files (in `tmp_path`/"q"), then `other` started on its
+    checkpoint with a third file: refused as made for another query."""
+    run_stream(streaming, tmp_path, query, FILES[:2], False)
+    restarted = other(ws.events(source(streaming, tmp_path / "in"), time="ts", key="k",
+                                lateness="5s"))
     write_file(tmp_path / "in", 2, FILES[2])
-    running = (other.writeStream.format("parquet")
+    running = (restarted.writeStream.format("parquet")
                .option("checkpointLocation", str(tmp_path / "q" / "chk"))
                .trigger(availableNow=True).start(str(tmp_path / "q" / "out")))
     with pytest.raises(Exception, match="`checkpointLocation` must belong to this query, "
                        "found a checkpoint made for another query"):
         running.awaitTermination()
+
+
+def test_a_checkpoint_of_another_query_is_refused(streaming: SparkSession,
+                                                  tmp_path: Path) -> None:
+    assert_checkpoint_refused(streaming, tmp_path, range_query, lambda ev: ev.window(
+        ws.Range("-20s", "2s")).agg(ws.count(), ws.sum("v"), ws.max("v")))
 
 
 def test_the_state_store_must_be_rocksdb(streaming: SparkSession, tmp_path: Path) -> None:

@@ -32,13 +32,12 @@ from test_stream_spark import (
     Event,
     Query,
     Written,
+    assert_checkpoint_refused,
     assert_same,
     batch_frame,
-    run_stream,
     run_streams,
     seconds,
     source,
-    write_file,
 )
 
 import wisp as ws
@@ -202,19 +201,9 @@ def test_a_checkpoint_made_with_another_aggregator_class_is_refused(
         streaming: SparkSession, tmp_path: Path) -> None:
     """The cumulative window's state holds `Spread`'s pickled states: a restart with
     `Trajectory` under the same output name on that checkpoint is refused."""
-    def spread(ev: ws.Events) -> DataFrame:
-        return ev.agg(ws.aggregate(Spread, "v").alias("u"))
-
-    run_stream(streaming, tmp_path, spread, FILES[:2], False)  # in tmp_path / "q"
-    other = ws.events(source(streaming, tmp_path / "in"), time="ts", key="k",
-                      lateness="5s").agg(ws.aggregate(Trajectory, "v").alias("u"))
-    write_file(tmp_path / "in", 2, FILES[2])
-    running = (other.writeStream.format("parquet")
-               .option("checkpointLocation", str(tmp_path / "q" / "chk"))
-               .trigger(availableNow=True).start(str(tmp_path / "q" / "out")))
-    with pytest.raises(Exception, match="`checkpointLocation` must belong to this query, "
-                       "found a checkpoint made for another query"):
-        running.awaitTermination()
+    assert_checkpoint_refused(
+        streaming, tmp_path, lambda ev: ev.agg(ws.aggregate(Spread, "v").alias("u")),
+        lambda ev: ev.agg(ws.aggregate(Trajectory, "v").alias("u")))
 
 
 class Largest(ws.Aggregator):

@@ -3,6 +3,8 @@ frame widens, against the same result as a `ws.udaf` and from the built-ins.
 
     python -m benchmarks.user_aggregator [--quick] [--events 1000000,10000000]
                                          [--keys 100] [--runs 3] [--widths 10,1000]
+                                         [--frames rows,range]
+                                         [--run-budget 180] [--fallback-events 3000000]
                                          [--udaf-budget 180] [--output out/user_aggregator.md]
 
 Data: `benchmarks.data.generate` (`k`, `t`, `v`; 100 keys, a key's events ~100 ticks
@@ -20,19 +22,25 @@ Three ways to the same column `r`, each as (k, time, r):
 - `aggregator`: `ws.aggregate(MaxMinusMin(), "v")`, the user aggregator below (a tuple
   state (min, max)); wisp merges states over the frames (two stacks,
   `wisp.kernels.merging`), so its cost should not grow with w;
-- `udaf`: `ws.udaf(lambda v, t: v.max() - v.min(), "v")`, one Python call per window
-  over the window's values: O(n * w) work. At a size beyond the first, it is skipped
-  where the previous size's time scaled by the events would pass `--udaf-budget`
-  seconds a run (the table says so);
+- `udaf`: `ws.udaf(spread, "v")` (`spread(v, t)` is `v.max() - v.min()`), one Python
+  call per window over the window's values: O(n * w) work. At a size beyond the first,
+  it is skipped where the previous size's time scaled by the events would pass
+  `--udaf-budget` seconds a run (the table says so);
 - `built-ins`: `ws.max("v"), ws.min("v")` on the same frames, `max_v - min_v`.
 
 Before timing, the three results' sums of `r` (and row counts) are compared, each
 query's first run; that aggregate over every output row is also its warm-up. Then
 each query's time is the median of `--runs` noop writes
-(`df.write.format("noop")`: every row computed, none stored), the three queries
-taking turns run after run, in one local[2] session started by `wisp.session()`.
+(`df.write.format("noop")`: every row computed, none stored), all the queries of one
+size (both frames, both widths, the three ways) taking turns run after run, so that
+a change in the machine's load between runs touches each alike and every ratio
+(between ways, between widths) comes from the same runs; in one local[2] session
+started by `wisp.session()`.
 
-`--quick`: the first size only (1M events). The full run adds 10M events.
+`--quick`: the first size only (1M events). The full run adds 10M events, unless the
+1M run says a 10M run of the aggregator would take over `--run-budget` seconds (its
+slowest 1M median times 10): then 3M events (`--fallback-events`), and the output says
+so.
 """
 
 from __future__ import annotations
@@ -163,27 +171,43 @@ def once(df: DataFrame) -> float:
 
 
 def timed_in_turn(found: dict[str, DataFrame], runs: int) -> dict[str, float]:
-    """Each query's median over `runs` noop writes, the queries taking turns."""
+    """Each query's median over `runs` noop writes, the queries taking turns (so that a
+    change in the machine's load between runs touches every query alike)."""
     times: dict[str, list[float]] = {name: [] for name in found}
-    for _ in range(runs):
+    for turn in range(runs):
         for name, df in found.items():
             times[name].append(once(df))
+        print(f"  run {turn + 1} of {runs} (load average {os.getloadavg()[0]:.1f}): "
+              + ", ".join(f"{name} {taken[-1]:.1f} s" for name, taken in times.items()),
+              flush=True)
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def run_frame(data: Data, frame: Frame, aggregator: ws.Aggregator, runs: int,
-              udaf_skip: str) -> Row:
-    found, strategy = queries(data, frame, aggregator, with_udaf=not udaf_skip)
-    prints = {name: fingerprint(df) for name, df in found.items()}  # also the warm-up
-    reference = prints["aggregator"]
-    bad = [name for name, p in prints.items() if not agree(reference, p)]
-    check = (f"agree ({reference[0]:,} rows)" if not bad else
-             "DISAGREE: " + ", ".join(f"{n} {prints[n]}" for n in bad)
-             + f" against {reference}")
-    medians = timed_in_turn(found, runs)
-    seconds: dict[str, float | None] = {way: medians.get(way) for way in WAYS}
-    return Row(data.events, frame.label(data), frame.w, frame.kind, seconds, strategy,
-               check, udaf_skip)
+def run_size(data: Data, frames: list[Frame], aggregator: ws.Aggregator, runs: int,
+             skips: dict[Frame, str]) -> list[Row]:
+    """Every frame's queries at one size: each checked (its warm-up), then all of them
+    timed in turn, run after run, so that the ratios between widths come from the
+    same runs as those between the ways."""
+    checked: dict[Frame, tuple[str, str]] = {}
+    timing: dict[str, DataFrame] = {}
+    for frame in frames:
+        found, strategy = queries(data, frame, aggregator, with_udaf=not skips[frame])
+        prints = {name: fingerprint(df) for name, df in found.items()}  # also the warm-up
+        reference = prints["aggregator"]
+        bad = [name for name, p in prints.items() if not agree(reference, p)]
+        checked[frame] = strategy, (
+            f"agree ({reference[0]:,} rows)" if not bad else
+            "DISAGREE: " + ", ".join(f"{n} {prints[n]}" for n in bad) + f" against {reference}")
+        timing.update({f"{frame.kind} {frame.w} {way}": df for way, df in found.items()})
+    medians = timed_in_turn(timing, runs)
+    rows = []
+    for frame in frames:
+        seconds: dict[str, float | None] = {
+            way: medians.get(f"{frame.kind} {frame.w} {way}") for way in WAYS}
+        strategy, check = checked[frame]
+        rows.append(Row(data.events, frame.label(data), frame.w, frame.kind, seconds,
+                        strategy, check, skips[frame]))
+    return rows
 
 
 def udaf_skip(rows: list[Row], frame: Frame, events: int, budget: float) -> str:
@@ -259,15 +283,38 @@ def machine(spark: SparkSession) -> list[str]:
     ]
 
 
+def size_plan(rows: list[Row], events: int, budget: float, fallback: int) -> tuple[int, str]:
+    """The size to run in place of `events` and why: `events` itself, unless the
+    slowest aggregator run of the largest size so far, scaled by the events, would take
+    over `budget` seconds (then `fallback`, if it is larger than that size)."""
+    if not rows:
+        return events, ""
+    last = max(r.events for r in rows)
+    slowest = max(r.seconds["aggregator"] or 0.0 for r in rows if r.events == last)
+    estimate = slowest * events / last
+    if estimate <= budget or fallback <= last:
+        return events, ""
+    return fallback, (f"{events / 1e6:g}M not run: its slowest aggregator run would take "
+                      f"~{estimate:.0f} s (the {last / 1e6:g}M one, {slowest:.1f} s, "
+                      f"scaled by the events), over the {budget:.0f} s budget; "
+                      f"{fallback / 1e6:g}M instead")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the first size only (1M)")
     parser.add_argument("--events", default="1000000,10000000",
                         help="comma-separated sizes, smallest first")
+    parser.add_argument("--fallback-events", type=int, default=3_000_000,
+                        help="the size run in place of one over --run-budget")
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--widths", default="10,1000")
+    parser.add_argument("--frames", default="rows,range", help="rows, range or both")
+    parser.add_argument("--run-budget", type=float, default=180.0,
+                        help="seconds a run of the aggregator may take at a size beyond "
+                             "the first, estimated from the size before")
     parser.add_argument("--udaf-budget", type=float, default=180.0,
                         help="skip a udaf whose run would take longer (s), estimated "
                              "from the previous size")
@@ -285,26 +332,33 @@ def main() -> None:
 
     aggregator = Imported()
     begin = time.perf_counter()
+    load_before = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     spark = ws.session("local[2]", app_name="wisp-bench-user-aggregator")
     spark.sparkContext.setLogLevel("ERROR")
     rows: list[Row] = []
+    notes: list[str] = []
     head = (f"max(v) - min(v) over {args.keys:,} keys, median of {args.runs} runs (noop "
             f"write) after a warm-up, local[2], {time.strftime('%Y-%m-%d')}.")
     print(head, flush=True)
     with tempfile.TemporaryDirectory(prefix="wisp-bench-agg-") as directory:
-        for events in sizes:
+        for wanted in sizes:
+            events, note = size_plan(rows, wanted, args.run_budget, args.fallback_events)
+            if note:
+                notes.append(f"- {note}")
+                print(note, flush=True)
+            if any(r.events == events for r in rows):
+                continue
             data = generate(spark, directory, events, args.keys)
-            for kind in ("rows", "range"):
-                for w in widths:
-                    frame = Frame(kind, w)
-                    started = time.perf_counter()
-                    row = run_frame(data, frame, aggregator, args.runs,
-                                    udaf_skip(rows, frame, events, args.udaf_budget))
-                    rows.append(row)
-                    print(f"{table([row])[-1]} ({time.perf_counter() - started:.0f} s)",
-                          flush=True)
-            spark.catalog.clearCache()
-    lines = [head, "", *table(rows), "", *widening(rows, widths), "", *machine(spark),
+            frames = [Frame(kind, w) for kind in ("rows", "range") for w in widths
+                      if kind in args.frames.split(",")]
+            skips = {f: udaf_skip(rows, f, events, args.udaf_budget) for f in frames}
+            started = time.perf_counter()
+            found = run_size(data, frames, aggregator, args.runs, skips)
+            rows += found
+            print("\n".join(table(found)[2:]), flush=True)
+            print(f"({events / 1e6:g}M: {time.perf_counter() - started:.0f} s)", flush=True)
+    lines = [head, "", *table(rows), "", *widening(rows, widths), "", *notes,
+             *machine(spark), f"- load average (1, 5, 15 min) at the start: {load_before}",
              f"- {(time.perf_counter() - begin) / 60:.1f} min in all"]
     print("\n".join(lines), flush=True)
     if args.output:

@@ -219,4 +219,7 @@ def test_definition_mergeable_and_invertible_only_with_remove() -> None:
         assert definition.user_code and definition.reads_times
         assert definition.output == "declared"
         assert not definition.idempotent and not definition.spark_running
-    assert spread == USER_DEFINITION
+    # commutative (Spread, Total): pane partials on streams; order-sensitive: none
+    assert spread.stream_panes and total.stream_panes
+    trajectory = ws.aggregate(Trajectory(), "v").definition
+    assert trajectory == USER_DEFINITION and not trajectory.stream_panes

@@ -15,6 +15,11 @@ earliest such row in window order) and `ewm_mean` (time-decayed mean over the ro
 far; running windows only). Every constructor takes `min_count=`: the result is null
 unless the window holds at least that many non-null values of the aggregation's
 column (`by` for max_by/min_by; rows for `count()`), `count` included.
+
+Each aggregation has one `Definition` (the registry `DEFINITIONS`): what it needs and
+offers, which the planner and the strategies ask instead of its name. A user's own
+mergeable aggregation subclasses `Aggregator` and becomes an aggregation through
+`aggregate`.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ class Definition:
     """What one aggregation is, as the planner and the strategies see it: they ask these
     capabilities, never the aggregation's name. The registry `DEFINITIONS` holds the
     built-ins'; a user's `Aggregator` gets `USER_DEFINITION` (with `invertible` when it
-    defines `remove`).
+    defines `remove`, and `stream_panes` when it is `commutative`).
 
     - `mergeable`: partial states merge (panes, trees, streams of partials);
       `invertible`: `remove` undoes `add` (prefix differences); `idempotent`: merging

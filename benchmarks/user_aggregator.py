@@ -130,6 +130,11 @@ class Row:
     w: int
     kind: str
     seconds: dict[str, float | None]
+    """Each way's median run."""
+    fastest: dict[str, float | None]
+    """Each way's fastest run: other programs on the machine only ever slow a run, so
+    under a varying load the fastest runs are the steadier measure (shown beside the
+    medians in the widening table)."""
     strategy: str
     check: str
     note: str = ""
@@ -170,8 +175,8 @@ def once(df: DataFrame) -> float:
     return time.perf_counter() - begin
 
 
-def timed_in_turn(found: dict[str, DataFrame], runs: int) -> dict[str, float]:
-    """Each query's median over `runs` noop writes, the queries taking turns (so that a
+def timed_in_turn(found: dict[str, DataFrame], runs: int) -> dict[str, list[float]]:
+    """Each query's times of `runs` noop writes, the queries taking turns (so that a
     change in the machine's load between runs touches every query alike)."""
     times: dict[str, list[float]] = {name: [] for name in found}
     for turn in range(runs):
@@ -180,7 +185,7 @@ def timed_in_turn(found: dict[str, DataFrame], runs: int) -> dict[str, float]:
         print(f"  run {turn + 1} of {runs} (load average {os.getloadavg()[0]:.1f}): "
               + ", ".join(f"{name} {taken[-1]:.1f} s" for name, taken in times.items()),
               flush=True)
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
 
 
 def run_size(data: Data, frames: list[Frame], aggregator: ws.Aggregator, runs: int,
@@ -199,14 +204,15 @@ def run_size(data: Data, frames: list[Frame], aggregator: ws.Aggregator, runs: i
             f"agree ({reference[0]:,} rows)" if not bad else
             "DISAGREE: " + ", ".join(f"{n} {prints[n]}" for n in bad) + f" against {reference}")
         timing.update({f"{frame.kind} {frame.w} {way}": df for way, df in found.items()})
-    medians = timed_in_turn(timing, runs)
+    times = timed_in_turn(timing, runs)
     rows = []
     for frame in frames:
-        seconds: dict[str, float | None] = {
-            way: medians.get(f"{frame.kind} {frame.w} {way}") for way in WAYS}
+        taken = {way: times.get(f"{frame.kind} {frame.w} {way}") for way in WAYS}
+        seconds = {way: None if t is None else statistics.median(t) for way, t in taken.items()}
+        fastest = {way: None if t is None else min(t) for way, t in taken.items()}
         strategy, check = checked[frame]
         rows.append(Row(data.events, frame.label(data), frame.w, frame.kind, seconds,
-                        strategy, check, skips[frame]))
+                        fastest, strategy, check, skips[frame]))
     return rows
 
 
@@ -254,8 +260,9 @@ def widening(rows: list[Row], widths: list[int]) -> list[str]:
     aggregator: within 1.5)."""
     narrow, wide = min(widths), max(widths)
     lines = [f"Time at w = {wide:,} / time at w = {narrow:,} (the aggregator's target: "
-             "within 1.5x):", "",
-             "| events | frame | aggregator | udaf | built-ins |", "|---|---|---:|---:|---:|"]
+             "within 1.5x), of the medians and of the fastest runs:", "",
+             "| events | frame | aggregator | udaf | built-ins | aggregator, fastest runs |",
+             "|---|---|---:|---:|---:|---:|"]
     for events in sorted({r.events for r in rows}):
         for kind in ("rows", "range"):
             found = {r.w: r for r in rows if r.events == events and r.kind == kind}
@@ -263,6 +270,8 @@ def widening(rows: list[Row], widths: list[int]) -> list[str]:
                 continue
             cells = [ratio(found[wide].seconds[way], found[narrow].seconds[way])
                      for way in WAYS]
+            cells.append(ratio(found[wide].fastest["aggregator"],
+                               found[narrow].fastest["aggregator"]))
             lines.append(f"| {events / 1e6:g}M | {kind} | " + " | ".join(cells) + " |")
     return lines
 

@@ -18,6 +18,7 @@ from ..plan.intervals import HoppingWindows, IntervalsPlan, IntervalWindow
 from ..plan.streaming import PanesPlan
 from ..runtime.hopping import HORIZON_END, HORIZON_START
 from ..runtime.interval_kernels import interval_kernel
+from ..runtime.partials import partial_of
 from ..runtime.stream_panes import PaneKernel
 from .columns import col, guarded, whole_input
 from .columns import interval_guarded as checked_intervals
@@ -89,18 +90,24 @@ def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
 @keyed_kernel(PanesPlan)
 def panes_kernel(plan: PanesPlan, query: Query) -> KeyedKernel:
     """The pane kernel of tumbling and hopping windows over point events on a stream,
-    and its input."""
+    and its input: the tie-break columns too where an aggregation picks a row by window
+    order (its partial keeps them), not otherwise."""
     events = query.events
     keys = list(events.key)
-    needed = list(dict.fromkeys(
-        [*keys, events.time.name,
-         *[r.aggregation.col for r in plan.aggregations if r.aggregation.col is not None]]))
+    jobs = aggregate_jobs(plan, events)
+    ordered = any(job.column is not None and partial_of(job).ordered for job in jobs)
+    order = tuple(plan.tie_break) if ordered else ()
+    read = [c for r in plan.aggregations for c in r.aggregation.columns]
+    needed = list(dict.fromkeys([*keys, events.time.name, *read, *order]))
     fields = output_fields(events, plan.aggregations)
+    schema = events.df.schema
     kernel = PaneKernel(keys=tuple(keys), time=events.time.name,
                         time_kind=events.time.kind, time_scale=events.time.scale,
-                        window=plan.windows, aggregates=aggregate_jobs(plan, events),
-                        schema=arrow_schema(fields))
-    df = interval_guarded(events, query.observation)  # rows come in any order: no tie-break
+                        window=plan.windows, aggregates=jobs,
+                        schema=arrow_schema(fields),
+                        inputs=arrow_schema([schema[c] for c in dict.fromkeys(
+                            [*read, *order])]), order=order)
+    df = interval_guarded(events, query.observation)  # rows come in any order
     return KeyedKernel(df, keys, [events.time.name], needed, kernel, fields)
 
 

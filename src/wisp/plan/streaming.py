@@ -43,6 +43,10 @@ from .source import Inputs, tie_break_columns
 
 STREAM_STRATEGY = "stream"
 PANES_STRATEGY = "stream-panes"
+PARTIALS = ("row and value counts, exact sums, squared deviations, extremes, the row a "
+            "first, last, max_by or min_by picks with its time and tie-break columns, "
+            "the distinct values, a commutative user aggregator's state")
+"""What a pane's partial aggregates hold, in words (`runtime.partials`)."""
 PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 EDGE_KINDS = ("Tumbling and Hopping by duration (output='windows')", "Snapshot",
               "CountByStartTime")
@@ -86,10 +90,9 @@ class PanesPlan(Plan):
 
     def how(self) -> str:
         return ("the timeline is cut into panes of gcd(size, hop); a kernel per key adds "
-                "each row to its pane's partial aggregates (row and value counts, sums, "
-                "squared deviations, extremes, a commutative user aggregator's state) as "
-                "it arrives, and writes a window from its panes' partials once no later "
-                "row can fall in it.")
+                f"each row to its pane's partial aggregates ({PARTIALS}) as it arrives, "
+                "and writes a window from its panes' partials once no later row can fall "
+                "in it.")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,10 +112,9 @@ class StreamPlan(Plan):
             keyed = bool(self.source.key)
             sent = (f"sent as one Arrow payload per bucket of keys (a hash of the key into "
                     f"{KEY_BUCKETS} buckets)" if keyed else "sent as one Arrow payload")
-            return ("Structured Streaming: where the rows are read, each task reduces "
-                    f"its rows to one row of partial aggregates per {'key and ' * keyed}"
-                    "pane (panes of gcd(size, hop); row and value counts, sums, squared "
-                    "deviations, extremes, a commutative user aggregator's state), "
+            return (f"Structured Streaming on {PANES_STRATEGY}: where the rows are read, "
+                    "each task reduces its rows to one row of partial aggregates per "
+                    f"{'key and ' * keyed}pane (panes of gcd(size, hop); {PARTIALS}), "
                     f"{sent}, to Spark's stateful operator (transformWithStateInPandas, "
                     "event time, RocksDB state store), which adds them to the panes"
                     + (" of their keys (one stored value per bucket holds the state of "
@@ -128,7 +130,8 @@ class StreamPlan(Plan):
                                            "keys" if keyed else "wakes the operator")
                     + " when a window can be final.")
         if isinstance(self.inner, PanesPlan) and self.source.key:
-            return ("Structured Streaming: rows grouped by a hash of the key into "
+            return (f"Structured Streaming on {PANES_STRATEGY}: rows grouped by a hash of "
+                    "the key into "
                     f"{KEY_BUCKETS} buckets, in Spark's stateful operator "
                     "(transformWithStateInPandas, event time, RocksDB state store); one "
                     "stored value per bucket holds the state of each of its keys; per key, "
@@ -136,7 +139,8 @@ class StreamPlan(Plan):
                     f"{self.emits}. {self.late()} One event-time timer per bucket, at its "
                     "keys' earliest, wakes the keys whose next window can be final.")
         if isinstance(self.inner, PanesPlan):
-            return ("Structured Streaming: every row in one group of Spark's stateful "
+            return (f"Structured Streaming on {PANES_STRATEGY}: every row in one group of "
+                    "Spark's stateful "
                     "operator (transformWithStateInPandas, event time, RocksDB state "
                     f"store); {self.inner.how()} State: {self.state}. Emitted: "
                     f"{self.emits}. {self.late()} One event-time timer wakes it when its "

@@ -6,8 +6,8 @@ end; `time = window_end`), as in batch (`hopping.HoppingKernel`). The timeline i
 into panes of width `p = gcd(size, hop)` on the same grid: pane `j` is
 `[origin + j*p, origin + (j+1)*p)`, and every window is the union of `size / p`
 consecutive panes. Per key, the state holds one row per non-empty pane not yet behind
-every emitted window: its row count and, per aggregation, a few numbers (valid count,
-sum, the sum of squared deviations from the pane's mean, the extreme and a NaN count).
+every emitted window: its row count and, per aggregation, its value count and partial
+state (`runtime.partials`: a sum, moments, an extreme, the row picked, a set).
 So the state is bounded by the panes of the windows still open, whatever the number of
 rows in them, and each row is read once: when it arrives.
 
@@ -25,22 +25,23 @@ window holding a row gets it, or the row is late. Rows can also arrive already r
 to partials (`partials` groups by key and pane, `combine` adds up several rows of a
 pane), as a stream's tasks send them (`stream_pane_buckets`).
 
-The aggregations this kernel carries (`Definition.stream_panes`): `count()`, `count(col)`
-of any column, and `sum`, `mean`, `variance`, `stddev`, `min`, `max` of float columns
-(`min`/`max` of integer columns too), and a user's commutative `Aggregator` (its
-state per pane, pickled: `add` of the pane's values, `merge` of a window's panes).
-NaN follows Spark as in batch: it propagates
+The aggregations this kernel carries are those with a partial state
+(`Definition.stream_panes`, `runtime.partials`): counts, sums (exact for integers and
+decimals), means, variances, extremes, `first`/`last` and `max_by`/`min_by` (the row
+picked with its time and tie-break columns, so the pane's pick does not depend on the
+order rows arrive in), `count_distinct` (each pane's set of distinct values) and a
+user's commutative `Aggregator` (its state per pane, pickled: `add` of the pane's
+values, `merge` of a window's panes). NaN follows Spark as in batch: it propagates
 through sums, means and moments, and is the greatest value for min and max. Float sums
 are added pane by pane (rounded differently from batch's sums over rows, within a few
-units in the last place); the planner leaves every other aggregation to the
-row-carrying kernel.
+units in the last place); the planner leaves every other aggregation (`collect`, exact
+quantiles, udafs, an order-sensitive user aggregator) to the row-carrying kernel.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import pickle
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -50,23 +51,19 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..plan.intervals import HoppingWindows
-from ..spec.aggregates import check_state
-from .aggregate import AggregateJob, naming_errors, udaf_values, user_array
-from .codec import DAY, from_ticks, null_mask, numeric_values, tick_range_message, to_ticks
+from .aggregate import AggregateJob
+from .codec import DAY, from_ticks, tick_range_message, to_ticks
 from .codec import validity as valid_of
 from .grouping import normalized
+from .partials import Chunk, Layout, partial_of
 from .resumable import Horizon, KernelState
 
 IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 PANE = "__wisp_pane"
 ROWS = "__wisp_rows"
 ROW = "__wisp_row"
-EXTREME_FILL: dict[tuple[str, bool], Any] = {
-    ("min", True): np.inf, ("max", True): -np.inf,
-    ("min", False): np.iinfo(np.int64).max, ("max", False): np.iinfo(np.int64).min}
-"""The value a pane without values contributes to a min or max (by float or not)."""
+NO_INPUTS = pa.schema([])
 DONE = "done"
 """The scalar holding the index of the first window not emitted (absent: none yet)."""
 
@@ -83,6 +80,11 @@ class PaneKernel:
     window: HoppingWindows
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
+    inputs: pa.Schema = NO_INPUTS
+    """The input columns the partials read (their types make the states' types)."""
+    order: tuple[str, ...] = ()
+    """The tie-break columns (window order after time), where an aggregation picks a row
+    by window order (`first`, `last`, `max_by`, `min_by`)."""
 
     takes_disorder: ClassVar[bool] = True
     """A stream may feed rows ahead of its horizon, in any order."""
@@ -233,27 +235,23 @@ class PaneKernel:
         return closed
 
     @cached_property
+    def layout(self) -> Layout:
+        """What the partial states are made of (`runtime.partials.Layout`)."""
+        ticks = pa.float64() if self.time_kind == "float" else pa.int64()
+        return Layout(self.inputs, ticks, self.order)
+
+    @cached_property
     def pane_schema(self) -> pa.Schema:
-        """The state's columns: the pane, its row count, each aggregation's partials."""
+        """The state's columns: the pane, its row count, each aggregation's partials (its
+        value count `n{i}` and its state's columns, `runtime.partials`)."""
         fields = [pa.field(PANE, pa.int64()), pa.field(ROWS, pa.int64())]
         for i, job in enumerate(self.aggregates):
-            fields += [pa.field(name, kind) for name, kind in self.partial_fields(i, job)]
+            if job.column is None:
+                continue
+            fields.append(pa.field(f"n{i}", pa.int64()))
+            fields += [pa.field(name, kind) for name, kind in
+                       partial_of(job).fields(job, i, self.layout)]
         return pa.schema(fields)
-
-    def partial_fields(self, i: int, job: AggregateJob) -> list[tuple[str, pa.DataType]]:
-        if job.column is None:
-            return []
-        fields = [(f"n{i}", pa.int64())]
-        if job.aggregator is not None:
-            return [*fields, (f"u{i}", pa.binary())]
-        if job.fn in ("sum", "mean", "variance", "stddev"):
-            fields += [(f"s{i}", pa.float64())]
-        if job.fn in ("variance", "stddev"):
-            fields += [(f"m{i}", pa.float64())]
-        if job.fn in ("min", "max"):
-            kind = pa.float64() if job.value_class == "float" else pa.int64()
-            fields += [(f"x{i}", kind), (f"nan{i}", pa.int64())]
-        return fields
 
     def partials(self, chunk: pa.Table) -> pa.Table:
         """One row per key and pane of `chunk`'s rows (sorted by pane): the key columns
@@ -264,38 +262,36 @@ class PaneKernel:
         order, starts = self.groups(keys, panes)
         counts = np.diff(np.r_[starts, len(panes)])
         columns: dict[str, Any] = {PANE: panes[order][starts], ROWS: counts}
+        taken = pa.array(order)
+        times = to_ticks(chunk.column(self.time).combine_chunks(), self.time_kind)[order]
+        ordering = tuple(chunk.column(name).combine_chunks().take(taken)
+                         for name in self.order)
         for i, job in enumerate(self.aggregates):
             if job.column is None:
                 continue
-            column = chunk.column(job.column).combine_chunks().take(pa.array(order))
-            valid = valid_of(column)
+            column = chunk.column(job.column).combine_chunks().take(taken)
+            by = None if job.by is None else chunk.column(job.by).combine_chunks().take(taken)
+            valid = valid_of(column if by is None else by)
             columns[f"n{i}"] = np.add.reduceat(valid.astype(np.int64), starts)
-            if job.aggregator is not None:
-                times = to_ticks(chunk.column(self.time).combine_chunks(),
-                                 self.time_kind)[order]
-                columns[f"u{i}"] = user_partials(job, column, valid, times, starts)
-                continue
-            if job.fn in ("count",):
-                continue
-            values = numeric_values(column, job.value_class)
-            if job.fn in ("min", "max"):
-                columns.update(self.extremes(i, job, values, valid, starts))
-                continue
-            data = np.where(valid, values.astype(np.float64), 0.0)
-            sums = np.add.reduceat(data, starts)
-            columns[f"s{i}"] = sums
-            if job.fn in ("variance", "stddev"):
-                n = columns[f"n{i}"]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    means = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
-                deviation = np.where(valid, data - np.repeat(means, counts), 0.0)
-                columns[f"m{i}"] = np.add.reduceat(deviation * deviation, starts)
-        table = pa.table({name: pa.array(values, self.pane_schema.field(name).type)
-                          for name, values in columns.items()})
+            rows = Chunk(column, valid, times, starts, by, ordering)
+            columns.update(partial_of(job).add(job, i, rows, self.layout))
+        table = self.state_table(columns)
         key_rows = pa.array(order[starts])
         for key in reversed(self.keys):
             table = table.add_column(0, key, keys.column(key).take(key_rows))
         return table
+
+    def state_table(self, columns: dict[str, Any]) -> pa.Table:
+        """Columns of states (numpy or Arrow) as a table of the state's types."""
+        schema = self.pane_schema
+        arrays = []
+        for name, values in columns.items():
+            kind = schema.field(name).type
+            if isinstance(values, (pa.Array, pa.ChunkedArray)):
+                arrays.append(values if values.type == kind else values.cast(kind))
+            else:
+                arrays.append(pa.array(values, kind))
+        return pa.table(arrays, names=list(columns))
 
     def groups(self, keys: pa.Table, panes: IntArray) -> tuple[IntArray, IntArray]:
         """The rows in groups of one key and pane, the groups in pane order: the row order
@@ -332,50 +328,20 @@ class PaneKernel:
             return table  # already one row a group, in order
         ordered = panes[order]
 
-        def column(name: str) -> Any:
-            return table.column(name).to_numpy()[order]
-
         def total(name: str) -> Any:
-            return np.add.reduceat(column(name), starts)
+            return np.add.reduceat(table.column(name).to_numpy()[order], starts)
 
         columns: dict[str, Any] = {PANE: ordered[starts], ROWS: total(ROWS)}
         for i, job in enumerate(self.aggregates):
             if job.column is None:
                 continue
-            n = columns[f"n{i}"] = total(f"n{i}")
-            if job.aggregator is not None:
-                columns[f"u{i}"] = merged_partials(job, table.column(f"u{i}").to_pylist(),
-                                                   order, starts)
-                continue
-            if job.fn in ("sum", "mean", "variance", "stddev"):
-                columns[f"s{i}"] = total(f"s{i}")
-            if job.fn in ("variance", "stddev"):
-                columns[f"m{i}"] = np.add.reduceat(spread(
-                    column(f"n{i}"), column(f"s{i}"), column(f"m{i}"),
-                    columns[f"s{i}"] / np.maximum(n, 1), starts), starts)
-            if job.fn in ("min", "max"):
-                reduce = np.minimum if job.fn == "min" else np.maximum
-                columns[f"x{i}"] = reduce.reduceat(column(f"x{i}"), starts)
-                columns[f"nan{i}"] = total(f"nan{i}")
-        schema = self.pane_schema
-        combined = pa.table({name: pa.array(values, schema.field(name).type)
-                             for name, values in columns.items()})
+            columns[f"n{i}"] = total(f"n{i}")
+            columns.update(partial_of(job).merge(job, i, table, order, starts))
+        combined = self.state_table(columns)
         first_rows = pa.array(order[starts])
         for name in reversed(self.keys if carried is None else carried):
             combined = combined.add_column(0, name, table.column(name).take(first_rows))
         return combined
-
-    def extremes(self, i: int, job: AggregateJob, values: npt.NDArray[Any],
-                 valid: npt.NDArray[np.bool_], starts: IntArray) -> dict[str, Any]:
-        """A pane's extreme over its valid non-NaN values and its count of NaN values."""
-        floats = job.value_class == "float"
-        data = values.astype(np.float64 if floats else np.int64)
-        nan = valid & np.isnan(data) if floats else np.zeros(len(data), dtype=bool)
-        number = valid & ~nan
-        reduce = np.minimum if job.fn == "min" else np.maximum
-        fill = EXTREME_FILL[(job.fn, floats)]
-        extreme = reduce.reduceat(np.where(number, data, fill), starts)
-        return {f"x{i}": extreme, f"nan{i}": np.add.reduceat(nan.astype(np.int64), starts)}
 
     # ------------------------------------------------------------------ windows
 
@@ -436,49 +402,12 @@ class PaneKernel:
 
     def result(self, i: int, job: AggregateJob, table: pa.Table, members: IntArray,
                starts: IntArray, rows: IntArray, total: Any) -> pa.Array:
-        """Aggregation `i` of each window from its panes' partials."""
+        """Aggregation `i` of each window: its panes' partials merged, then finished."""
         if job.column is None:
             return pa.array(rows, pa.int64()).cast(job.output_type)
-        if job.aggregator is not None:
-            assert job.aggregator is not None
-            blobs = table.column(f"u{i}").to_pylist()
-            states = merged_partials(job, blobs, members, starts, pickled=False)
-            with naming_errors(job.aggregator):
-                results = [job.aggregator.finish(state) for state in states]
-            return user_array(job, results)
-        n = total(f"n{i}")
-        if job.fn == "count":
-            return pa.array(n, pa.int64()).cast(job.output_type)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if job.fn == "sum":
-                return pa.array(total(f"s{i}"), pa.float64()).cast(job.output_type)
-            if job.fn == "mean":
-                return self.floats(total(f"s{i}") / np.maximum(n, 1), n > 0, job)
-            if job.fn in ("variance", "stddev"):
-                count, sums, m2 = (table.column(f"{part}{i}").to_numpy()[members]
-                                   for part in "nsm")
-                deviations = spread(count, sums, m2, total(f"s{i}") / np.maximum(n, 1),
-                                    starts)
-                var = np.add.reduceat(deviations, starts) / np.maximum(n - 1, 1)
-                value = np.sqrt(var) if job.fn == "stddev" else var
-                return self.floats(value, n >= 2, job)
-        extremes = table.column(f"x{i}").to_numpy()[members]
-        reduce = np.minimum if job.fn == "min" else np.maximum
-        extreme = reduce.reduceat(extremes, starts)
-        nans = total(f"nan{i}")
-        if job.value_class == "float":
-            if job.fn == "max":
-                extreme = np.where(nans > 0, np.nan, extreme)
-            else:
-                extreme = np.where(nans == n, np.nan, extreme)
-            return self.floats(extreme, n > 0, job)
-        return pa.array(extreme, pa.int64(), mask=null_mask(n > 0)).cast(job.output_type)
-
-    @staticmethod
-    def floats(values: FloatArray, valid: npt.NDArray[np.bool_], job: AggregateJob
-               ) -> pa.Array:
-        return pa.array(np.where(valid, values, 0.0), pa.float64(),
-                        mask=null_mask(valid)).cast(job.output_type)
+        partial = partial_of(job)
+        merged = partial.merge(job, i, table, members, starts)
+        return partial.finish(job, i, merged, total(f"n{i}"))
 
     def empty(self) -> pa.RecordBatch:
         return self.no_rows
@@ -488,57 +417,10 @@ class PaneKernel:
         return pa.RecordBatch.from_pylist([], schema=self.schema)
 
 
-def user_partials(job: AggregateJob, column: pa.Array, valid: npt.NDArray[np.bool_],
-                  times: npt.NDArray[Any], starts: IntArray) -> list[bytes]:
-    """A user aggregator's state of each group of rows (groups begin at `starts`), over
-    its non-null values, pickled. The aggregator is commutative (the planner gives panes
-    no other), so rows arriving in any order make the same state."""
-    aggregator = job.aggregator
-    assert aggregator is not None
-    values = udaf_values(job, column)
-    ends = np.r_[starts[1:], len(values)]
-    blobs: list[bytes] = []
-    with naming_errors(aggregator):
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            kept = valid[a:b]
-            state = aggregator.add(aggregator.zero(), values[a:b][kept], times[a:b][kept])
-            blobs.append(check_state(aggregator, "add", state))
-    return blobs
-
-
-def merged_partials(job: AggregateJob, blobs: list[Any], order: IntArray, starts: IntArray,
-                    pickled: bool = True) -> list[Any]:
-    """The merge of the pickled states `blobs[order[starts[g]:starts[g + 1]]]` of each
-    group `g`, pickled again (or not)."""
-    aggregator = job.aggregator
-    assert aggregator is not None
-    ends = np.r_[starts[1:], len(order)]
-    merged: list[Any] = []
-    with naming_errors(aggregator):
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            state = aggregator.zero()
-            for position in order[a:b].tolist():
-                state = aggregator.merge(state, pickle.loads(blobs[position]))
-            merged.append(check_state(aggregator, "merge", state) if pickled else state)
-    return merged
-
-
 def counting_up(first: IntArray, counts: IntArray) -> IntArray:
     """`first[i], first[i] + 1, ...` (`counts[i]` values) for each `i`, one after the
     other."""
     offsets: IntArray = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts,
                                                                  counts)
     result: IntArray = np.repeat(first, counts) + offsets
-    return result
-
-
-def spread(count: IntArray, sums: FloatArray, m2: FloatArray, means: FloatArray,
-           starts: IntArray) -> FloatArray:
-    """Each part's share of its group's sum of squared deviations (groups begin at
-    `starts`, `means` one per group): its own, plus its count times the square of its
-    mean's distance from the group's (parts without values: 0)."""
-    mean = np.repeat(means, np.diff(np.r_[starts, len(count)]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        own = np.where(count > 0, sums / np.maximum(count, 1), 0.0)
-        result: FloatArray = np.where(count > 0, m2 + count * (own - mean) ** 2, 0.0)
     return result

@@ -63,7 +63,11 @@ class Definition:
       ROWS frame, each frame aggregated on its own), `spark_running` (a running frame,
       any class); `panes` (batch panes: a window's result merged from its panes'
       Spark partials), `stream_panes` (the stream pane kernel's partials);
-      `accumulators`: a few accumulators per key hold it over a running window."""
+      `accumulators`: a few accumulators per key hold it over a running window.
+    - `algebra`: the key of its executable algebra on the executors (the vectorised
+      kernels of `runtime`: partial states with `add`, `merge`, `finish`, and the frame
+      kernels), which the runtime's registries look up; aggregations sharing a state
+      share a key's family there, never a comparison of names."""
 
     mergeable: bool
     invertible: bool
@@ -81,58 +85,71 @@ class Definition:
     panes: ValueClasses = ()
     stream_panes: ValueClasses = ()
     accumulators: bool = True
+    algebra: str = ""
 
 
 _ORDERABLE: ValueClasses = ("integer", "float", "decimal", "ordered")
-_MOMENTS = Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
+_ATOMIC: ValueClasses = ("integer", "float", "boolean", "decimal", "ordered")
+_NUMBERS: ValueClasses = ("integer", "float", "decimal")
+
+
+def _moments(algebra: str) -> Definition:
+    return Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
                       output="double", spark_grouped=("integer", "float"),
-                      stream_panes=("float",))
+                      stream_panes=_NUMBERS, algebra=algebra)
+
+
+def _picks(algebra: str, spark_running: bool = True) -> Definition:
+    return Definition(mergeable=True, invertible=False, idempotent=True,
+                      spark_running=spark_running, stream_panes=_ATOMIC, algebra=algebra)
+
+
 DEFINITIONS: dict[str, Definition] = {
     "count": Definition(mergeable=True, invertible=True, idempotent=False, output="long",
                         spark_grouped=ALL_CLASSES, spark_sliding=ALL_CLASSES,
-                        panes=ALL_CLASSES, stream_panes=ALL_CLASSES),
+                        panes=ALL_CLASSES, stream_panes=ALL_CLASSES, algebra="count"),
     "sum": Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
-                      output="sum", spark_grouped=("integer", "float", "decimal"),
-                      spark_sliding=("float",), panes=("integer", "float"),
-                      stream_panes=("float",)),
+                      output="sum", spark_grouped=_NUMBERS, spark_sliding=("float",),
+                      panes=("integer", "float"), stream_panes=_NUMBERS, algebra="sum"),
     "mean": Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
-                       output="double", spark_grouped=("integer", "float", "decimal"),
-                       spark_sliding=("float",), panes=("integer", "float"),
-                       stream_panes=("float",)),
-    "variance": _MOMENTS,
-    "stddev": _MOMENTS,
+                       output="double", spark_grouped=_NUMBERS, spark_sliding=("float",),
+                       panes=("integer", "float"), stream_panes=_NUMBERS, algebra="mean"),
+    "variance": _moments("variance"),
+    "stddev": _moments("stddev"),
     "min": Definition(mergeable=True, invertible=False, idempotent=True, takes="orderable",
                       spark_grouped=_ORDERABLE, spark_sliding=("integer", "float"),
-                      panes=_ORDERABLE, stream_panes=("float", "integer")),
+                      panes=_ORDERABLE, stream_panes=_ORDERABLE, algebra="min"),
     "max": Definition(mergeable=True, invertible=False, idempotent=True, takes="orderable",
                       spark_grouped=_ORDERABLE, spark_sliding=("integer", "float"),
-                      panes=_ORDERABLE, stream_panes=("float", "integer")),
-    "first": Definition(mergeable=True, invertible=False, idempotent=True),
-    "last": Definition(mergeable=True, invertible=False, idempotent=True),
+                      panes=_ORDERABLE, stream_panes=_ORDERABLE, algebra="max"),
+    "first": _picks("first"),
+    "last": _picks("last"),
     "collect": Definition(mergeable=True, invertible=False, idempotent=False,
-                          needs_values=True, output="array", accumulators=False),
+                          needs_values=True, output="array", accumulators=False,
+                          algebra="collect"),
     "time_weighted_mean": Definition(mergeable=True, invertible=True, idempotent=False,
                                      lifetimes=True, takes="numeric",
-                                     output="double", accumulators=False),
+                                     output="double", accumulators=False,
+                                     algebra="time_weighted_mean"),
     "udaf": Definition(mergeable=False, invertible=False, idempotent=False,
                        needs_values=True, reads_times=True, user_code=True,
-                       output="declared", spark_running=False, accumulators=False),
+                       output="declared", spark_running=False, accumulators=False,
+                       algebra="udaf"),
     "quantile": Definition(mergeable=False, invertible=False, idempotent=False,
                            needs_values=True, takes="numeric", output="double",
-                           spark_running=False, accumulators=False),
+                           spark_running=False, accumulators=False, algebra="quantile"),
     "median": Definition(mergeable=False, invertible=False, idempotent=False,
                          needs_values=True, takes="numeric", output="double",
-                         spark_running=False, accumulators=False),
-    "count_distinct": Definition(mergeable=False, invertible=False, idempotent=False,
+                         spark_running=False, accumulators=False, algebra="quantile"),
+    "count_distinct": Definition(mergeable=True, invertible=False, idempotent=True,
                                  needs_values=True, takes="atomic", output="long",
-                                 spark_running=False, accumulators=False),
-    "max_by": Definition(mergeable=True, invertible=False, idempotent=True,
-                         spark_running=False),
-    "min_by": Definition(mergeable=True, invertible=False, idempotent=True,
-                         spark_running=False),
+                                 spark_running=False, accumulators=False,
+                                 stream_panes=_ATOMIC, algebra="count_distinct"),
+    "max_by": _picks("max_by", spark_running=False),
+    "min_by": _picks("min_by", spark_running=False),
     "ewm_mean": Definition(mergeable=False, invertible=False, idempotent=False,
                            reads_times=True, running_only=True, takes="numeric",
-                           output="double", spark_running=False),
+                           output="double", spark_running=False, algebra="ewm_mean"),
 }
 """The built-in aggregations, by the name their constructor gives (`Aggregation.fn`)."""
 def definition_of(fn: str) -> Definition:
@@ -146,7 +163,7 @@ def definition_of(fn: str) -> Definition:
 
 USER_DEFINITION = Definition(mergeable=True, invertible=False, idempotent=False,
                              reads_times=True, user_code=True, output="declared",
-                             spark_running=False)
+                             spark_running=False, algebra="aggregator")
 """A user's `Aggregator`: mergeable by its `merge`, invertible when it defines
 `remove`; it sees the values' times, and no Spark operator computes it."""
 

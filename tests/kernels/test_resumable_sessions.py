@@ -69,7 +69,7 @@ def kernel(*, intervals: bool, gap: int | float, max_duration: int | float | Non
     made = SessionKernel(("k",), "t", "e" if intervals else None,
                          "float" if floats else "integer", 0, gap, max_duration, jobs,
                          schema, chunk_rows)
-    assert made.accumulates == (accumulated and max_duration is None)
+    assert made.accumulates == accumulated  # with or without max_duration
     return made
 
 
@@ -348,3 +348,17 @@ def test_an_endless_session_of_accumulated_aggregates_carries_one_row() -> None:
         assert state.rows.num_rows == 1
         state = KernelState.from_bytes(state.to_bytes())
     assert rows([session_kernel.finish(state)]) == rows([session_kernel.run_group(table)])
+
+
+def test_a_capped_session_of_accumulators_carries_one_row() -> None:
+    """Events 1 apart capped at 50, every aggregation held by accumulators: the state is
+    one row (the open session's start, reach and accumulators) whatever the session's
+    length, and the capped sessions are the uncut run's."""
+    m = 1000
+    table = events(["a"] * m, list(range(m)), [None] * m, [1.0] * m)
+    session_kernel = kernel(intervals=False, gap=5, max_duration=50, accumulated=True)
+    state: KernelState | None = None
+    for begin in range(0, m, 7):
+        _, state = session_kernel.step(state, table.slice(begin, 7))
+        assert state.rows.num_rows <= 1
+    assert_resumes(session_kernel, table, list(range(0, m, 7)))

@@ -66,10 +66,10 @@ class SessionsPlan(Plan):
     @property
     def accumulated(self) -> bool:
         """Whether the kernel keeps each session's aggregates as accumulators (and a long
-        key's open session as them, not its rows): without `max_duration`, when every
-        aggregation is held by accumulators (`runtime.sessions.SessionKernel.accumulates`
-        applies the same rule)."""
-        return self.max_duration is None and all(
+        key's open session as them, not its rows): when every
+        aggregation is held by accumulators, with or without `max_duration`
+        (`runtime.sessions.SessionKernel.accumulates` applies the same rule)."""
+        return all(
             r.aggregation.definition.accumulators and not r.aggregation.lifetimes
             for r in self.aggregations)
 

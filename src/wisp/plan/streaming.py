@@ -294,8 +294,10 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                 "a window once the watermark passes its last start time")
     if isinstance(window, Session):
         inner = _batch_rule_plan(inputs, window, resolved, "arrow-sessions")
-        return (inner, "the open session's rows (bounded by max_duration when given)",
-                "a session once the watermark passes its last event + gap")
+        carried = ("the open session's start, largest reach and accumulators (one row, "
+                   "however long the session)" if getattr(inner, "accumulated", False)
+                   else "the open session's rows (bounded by max_duration when given)")
+        return (inner, carried, "a session once the watermark passes its last event + gap")
     if isinstance(window, Dynamic):
         return _dynamic(inputs, window, resolved)
     raise _unsupported(name)

@@ -40,14 +40,15 @@ class SessionKernel:
     event can only extend the last session found so far or open one after it; every
     session before the last one is final (with `max_duration` too: a capped session
     ends at the first event that breaks its gap or reaches its cap, and later events
-    come after that event). `step` emits those sessions and keeps the rows of the last
-    (open) session as the state, and without `max_duration` the largest reach of its
-    events; `finish` emits the open session. Memory: the state is bounded by the open
-    session's rows, which is NOT bounded for a session that never breaks (events
-    always within `gap` of the last, or an open-ended interval event, without
-    `max_duration`): such a session is carried whole, the one place where memory grows
-    with the key's history. Time stays linear: a chunk that does not break the open
-    session is appended to the state without recomputing it.
+    come after that event). `step` emits those sessions and keeps the last (open)
+    session as the state: where every aggregation has accumulators (`accumulates`), as
+    its start, the largest reach of its events and the accumulators, a constant size
+    however long the session grows (with `max_duration` too: the start fixes the cap);
+    otherwise (collect, exact quantiles, udafs, lifetimes) as its rows, and without
+    `max_duration` the largest reach of its events, so a session that never breaks is
+    carried whole, the one place where memory grows with the key's history. Time stays
+    linear: a chunk that does not break the open session is appended to the state
+    without recomputing it.
 
     Streamable (`resumable.Streamable`): told a horizon `H` (every later event has time
     >= H), a step also emits the open session when no later event can join it: an
@@ -77,16 +78,17 @@ class SessionKernel:
 
     @property
     def accumulates(self) -> bool:
-        """Whether a key's open session is carried as accumulators, not rows: without
-        `max_duration` (a session then depends on its events only through its start and
-        their largest reach), when every aggregation is held by a few accumulators
+        """Whether a key's open session is carried as accumulators, not rows (a session
+        depends on its events only through its start, which also fixes its cap under
+        `max_duration`, and their largest reach), when every aggregation is held by a
+        few accumulators
         (`Definition.accumulators`: counts, sums, extremes, first/last, moments,
         max_by/min_by, a user's mergeable aggregator). Then each session's aggregates
         are running scans (`running.scan_all`) read at its last event, whole runs and
         steps alike, so a step resumes a session bit for bit, and a session that never
         breaks costs a constant state, not its rows."""
-        return self.max_duration is None and all(
-            job.capabilities.accumulators and not job.lifetimes for job in self.aggregates)
+        return all(job.capabilities.accumulators and not job.lifetimes
+                   for job in self.aggregates)
 
     def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
                   ) -> pa.RecordBatch:
@@ -147,10 +149,10 @@ class SessionKernel:
             reach = np.concatenate([np.array([scalars["reach"]], dtype=dtype),
                                     reach.astype(dtype)])
             if chunk.num_rows == 0 and not force and not self.closes(
-                    None, shifted(reach[:1], self.gap)[0], horizon):
+                    ticks[0], shifted(reach[:1], self.gap)[0], horizon):
                 return self.empty(), state if state is not None else KernelState(
                     pa.table({}))
-        found = sk.sessions(ticks, reach, self.gap, None)
+        found = sk.sessions(ticks, reach, self.gap, self.max_duration)
         closed = len(found.lo) - 1
         if force or self.closes(found.start[-1], found.end[-1], horizon):
             closed += 1
@@ -235,9 +237,9 @@ class SessionKernel:
             if "start" not in state.scalars:
                 return None
             reach = state.scalars["reach"]
-            start = None
-            end = shifted(np.array([reach], dtype=np.float64 if isinstance(reach, float)
-                                   else np.int64), self.gap)[0]
+            dtype = np.float64 if isinstance(reach, float) else np.int64
+            start = np.array([state.scalars["start"]], dtype=dtype)[0]
+            end = shifted(np.array([reach], dtype=dtype), self.gap)[0]
         elif state.rows.num_rows == 0:
             return None
         elif "reach" in state.scalars:  # no max_duration: the session's reach is kept

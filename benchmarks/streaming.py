@@ -13,7 +13,9 @@ A warm-up run of the native query goes first (the JVM's first queries are slower
 third and more in this session), then `rounds` rounds of every case in turn; the table
 gives the median of each case's runs and the median of its ratios to the native run of
 the same round.
-`clock` is `Dynamic(ws.clock("1s"), start="-2s")`; `dynamic` takes its anchors from a
+`tumbling_picks` is `Tumbling("10s")` with `first`, `last`, `max_by` and an integer sum
+(their pane partials keep the picked row with its time and tie-break columns, and the
+exact sum). `clock` is `Dynamic(ws.clock("1s"), start="-2s")`; `dynamic` takes its anchors from a
 second rate-micro-batch stream (`ANCHOR_ROWS` a batch, 100 keys). `Tumbling("10s")`
 runs also as Spark's own streaming `groupBy(window(...))`, in the same
 session, with the same watermark: the ratio is wisp's time over Spark's. The case
@@ -68,6 +70,8 @@ class Case:
 
 CASES = [
     Case("tumbling", lambda ev: ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.mean("v"))),
+    Case("tumbling_picks", lambda ev: ev.window(ws.Tumbling("10s")).agg(
+        ws.first("v"), ws.last("v"), ws.max_by("v", "ts"), ws.sum("k"))),
     Case("hopping", lambda ev: ev.window(ws.Hopping("10s", "5s")).agg(ws.count(),
                                                                       ws.mean("v"))),
     Case("range", lambda ev: ev.window(ws.Range("-2s", "0s")).agg(ws.count(), ws.mean("v"))),

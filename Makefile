@@ -12,11 +12,12 @@ STAMP  := $(VENV)/.installed
 # Exits non-zero when the interpreter it runs under is older than 3.11.
 PY_VERSION_OK := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
 
-.PHONY: help install java-check demo test lint bench bench-quick clean
+.PHONY: help install java-check demo test test-fast lint bench bench-quick clean
 
 help:
 	@echo "make demo         install, then run the windowed demo pipeline (Parquet in out/demo)"
 	@echo "make test         install, then run the test suite"
+	@echo "make test-fast    the tests that need no JVM (no Java needed), a minute or two"
 	@echo "make install      create $(VENV) and install wisp with the dev and connect extras"
 	@echo "make java-check   check that Java 17+ is available"
 	@echo "make lint         ruff over src, tests and benchmarks; mypy --strict over src/wisp and benchmarks"
@@ -61,6 +62,11 @@ demo: install java-check
 # repository root and tests/ on the path, so the suite collects either way.
 test: install java-check
 	$(VENV)/bin/pytest -q
+
+# The tests that need no JVM (spec, plan, kernels, runtime, the stream simulator, query
+# parsing): a minute or two, without Java.
+test-fast: install
+	$(VENV)/bin/pytest -q -m "not spark"
 
 lint: install
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -80,3 +80,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--save-golden", action="store_true", default=False,
                      help="rewrite the golden files (tests/plan/golden) from the current "
                      "code instead of comparing with them; review the diff before committing")
+
+
+SPARK_FIXTURES = ("spark", "streaming", "new_york")
+"""Fixtures that start the JVM: a test using one is marked `spark` even if its module
+forgot, so `make test-fast` (`-m "not spark"`) never needs Java."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in SPARK_FIXTURES):
+            item.add_marker(pytest.mark.spark)

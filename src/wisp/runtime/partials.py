@@ -206,14 +206,16 @@ class Sum:
         values = numeric_values(chunk.column, job.value_class)
         if not self.exact(job):
             data = np.where(chunk.valid, values.astype(np.float64), 0.0)
-            return {f"s{i}": np.add.reduceat(data, chunk.starts)}
+            with np.errstate(invalid="ignore"):  # inf - inf: NaN, as Spark
+                return {f"s{i}": np.add.reduceat(data, chunk.starts)}
         sums = exact_sums(np.where(chunk.valid, values, 0), chunk.starts)
         return {f"s{i}": exact_column(sums, scale_of(chunk.column.type))}
 
     def merge(self, job: AggregateJob, i: int, states: pa.Table, order: IntArray,
               starts: IntArray) -> Columns:
         if not self.exact(job):
-            return {f"s{i}": np.add.reduceat(gathered(states, f"s{i}", order), starts)}
+            with np.errstate(invalid="ignore"):
+                return {f"s{i}": np.add.reduceat(gathered(states, f"s{i}", order), starts)}
         column = states.column(f"s{i}").combine_chunks()
         sums = exact_sums(decimal_unscaled(column)[order], starts)
         return {f"s{i}": exact_column(sums, column.type.scale)}
@@ -268,21 +270,24 @@ class Moments:
         values = udaf_values(job, chunk.column).astype(np.float64)
         data = np.where(chunk.valid, values, 0.0)
         starts = chunk.starts
-        sums = np.add.reduceat(data, starts)
         n = np.add.reduceat(chunk.valid.astype(np.int64), starts)
         counts = np.diff(np.r_[starts, len(data)])
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf: NaN
+            sums = np.add.reduceat(data, starts)
             means = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
-        deviation = np.where(chunk.valid, data - np.repeat(means, counts), 0.0)
-        return {f"s{i}": sums, f"m{i}": np.add.reduceat(deviation * deviation, starts)}
+            deviation = np.where(chunk.valid, data - np.repeat(means, counts), 0.0)
+            m2 = np.add.reduceat(deviation * deviation, starts)
+        return {f"s{i}": sums, f"m{i}": m2}
 
     def merge(self, job: AggregateJob, i: int, states: pa.Table, order: IntArray,
               starts: IntArray) -> Columns:
         count, sums, m2 = (gathered(states, f"{part}{i}", order) for part in "nsm")
-        total = np.add.reduceat(sums, starts)
         n = np.add.reduceat(count, starts)
-        shares = spread(count, sums, m2, total / np.maximum(n, 1), starts)
-        return {f"s{i}": total, f"m{i}": np.add.reduceat(shares, starts)}
+        with np.errstate(invalid="ignore"):  # inf - inf: NaN
+            total = np.add.reduceat(sums, starts)
+            shares = spread(count, sums, m2, total / np.maximum(n, 1), starts)
+            m2_total = np.add.reduceat(shares, starts)
+        return {f"s{i}": total, f"m{i}": m2_total}
 
     def finish(self, job: AggregateJob, i: int, merged: Columns, n: IntArray) -> pa.Array:
         with np.errstate(divide="ignore", invalid="ignore"):

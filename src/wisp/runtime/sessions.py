@@ -237,9 +237,9 @@ class SessionKernel:
             if "start" not in state.scalars:
                 return None
             reach = state.scalars["reach"]
-            dtype = np.float64 if isinstance(reach, float) else np.int64
-            start = np.array([state.scalars["start"]], dtype=dtype)[0]
-            end = shifted(np.array([reach], dtype=dtype), self.gap)[0]
+            kind = np.dtype(np.float64 if isinstance(reach, float) else np.int64)
+            start = np.array([state.scalars["start"]], dtype=kind)[0]
+            end = shifted(np.array([reach], dtype=kind), self.gap)[0]
         elif state.rows.num_rows == 0:
             return None
         elif "reach" in state.scalars:  # no max_duration: the session's reach is kept

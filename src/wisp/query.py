@@ -40,7 +40,7 @@ from .errors import WispInputError, bad_value, did_you_mean
 from .events import Events
 from .join_query import JOIN_KINDS, JoinSpec, RightTable
 from .spec import aggregates, policies, windows
-from .spec.aggregates import Aggregation
+from .spec.aggregates import DEFINITIONS, Aggregation
 from .spec.joins import AsOfJoin
 from .spec.safe_sql import canonical_sql
 
@@ -342,13 +342,17 @@ def build_window(raw: object, columns: bool = True) -> windows.Window | None:
 
 # ------------------------------------------------------------------- aggregations
 
-AGG_FNS = ("count", "sum", "mean", "min", "max", "first", "last", "stddev", "variance",
-           "collect", "time_weighted_mean", "quantile", "median", "count_distinct", "max_by",
-           "min_by", "ewm_mean")
-CALL_ARGUMENTS = {"quantile": ("q", "interpolation"), "max_by": ("by",), "min_by": ("by",),
-                  "ewm_mean": ("half_life",)}
+AGG_FNS = tuple(fn for fn, definition in DEFINITIONS.items() if not definition.user_code)
+"""The aggregations a query file may name: the built-ins but those of the user's code
+(a udaf needs Python)."""
+CALL_ARGUMENTS = {fn: tuple(a for a in DEFINITIONS[fn].arguments if a != "col")
+                  for fn in AGG_FNS}
 """The arguments after the column a call form takes, in order (`quantile(v, 0.9)`,
-`max_by(v, t)`, `ewm_mean(v, 10s)`)."""
+`max_by(v, t)`, `ewm_mean(v, 10s)`): `Definition.arguments`."""
+GIVEN = {"q": "the probability, a number in [0, 1]",
+         "by": "the column whose extreme row is picked",
+         "half_life": "a duration such as 10s"}
+"""What a required argument (`Definition.required`) is, for the error that misses it."""
 _CALL = re.compile(r"^\s*([A-Za-z_]+)\s*\(\s*([^()]*?)\s*\)\s*$")
 
 
@@ -367,10 +371,10 @@ def build_aggregation(raw: object, where: str) -> Aggregation:
 def _call_arguments(fn: str, inside: str | None, where: str
                     ) -> tuple[str | None, dict[str, Any]]:
     """A call form's column and further arguments (`CALL_ARGUMENTS`); `q` a number."""
-    if inside is None or fn not in CALL_ARGUMENTS:
+    names = CALL_ARGUMENTS.get(fn, ())
+    if inside is None or not names:
         return inside, {}
     parts = [p.strip() for p in inside.split(",")]
-    names = CALL_ARGUMENTS.get(fn, ())
     if len(parts) - 1 > len(names):
         shown = ", ".join(["col", *names])
         raise qerr(where, f"a call {fn}({shown}) with at most {len(names) + 1} arguments",
@@ -386,27 +390,27 @@ def _call_arguments(fn: str, inside: str | None, where: str
 
 def make_aggregation(fn: str, col: str | None, options: dict[str, Any] | None,
                      alias: str | None, where: str) -> Aggregation:
-    if fn == "udaf":
-        raise qerr(f"{where}.fn", "a built-in aggregation (a udaf needs Python: use the "
+    found = DEFINITIONS.get(fn)
+    if found is not None and found.user_code:
+        raise qerr(f"{where}.fn", f"a built-in aggregation (a {fn} needs Python: use the "
                    "Python API)", fn)
     choice(fn, f"{where}.fn", AGG_FNS)
-    if fn != "count" and col is None:
+    required = DEFINITIONS[fn].required
+    if "col" in required and col is None:
         raise qerr(f"{where}.col", f"a column name for {fn}", NOTHING)
     options = dict(options or {})
-    allowed = (*CALL_ARGUMENTS.get(fn, ()), "min_count")
+    allowed = (*CALL_ARGUMENTS[fn], "min_count")
     for key in options:
         if key not in allowed:
             raise qerr(f"{where}.{key}", f"one of the arguments of {fn} "
                        f"({', '.join(allowed)})", key)
-    if fn == "quantile" and "q" not in options:
-        raise qerr(f"{where}.q", "given (the probability, a number in [0, 1])", NOTHING)
-    if fn in ("max_by", "min_by") and "by" not in options:
-        raise qerr(f"{where}.by", "given (the column whose extreme row is picked)", NOTHING)
-    if fn == "ewm_mean" and "half_life" not in options:
-        raise qerr(f"{where}.half_life", "given (a duration such as 10s)", NOTHING)
+    for name in required:
+        if name != "col" and name not in options:
+            what = GIVEN.get(name)
+            raise qerr(f"{where}.{name}", f"given ({what})" if what else "given", NOTHING)
     try:
         make: Callable[..., Aggregation] = getattr(aggregates, fn)
-        agg = make(col, **options) if col is not None or fn != "count" else make(**options)
+        agg = make(**options) if col is None else make(col, **options)
         return agg.alias(alias) if alias is not None else agg
     except WispInputError as error:
         # the spec names its own parameter; prefix the path to it in the query

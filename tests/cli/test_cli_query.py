@@ -119,8 +119,8 @@ BASE = "events: {time: ts}\naggregations: [count]\n"
      "found nothing"),
     ("events: {key: k}\naggregations: [count]", "`events.time` must be given, found nothing"),
     ("events: {time: ts}\naggregations: [cout]",
-     "`aggregations[0].fn` must be one of count, sum, mean, min, max, first, last, stddev, "
-     "variance, collect, time_weighted_mean, quantile, median, count_distinct, max_by, "
+     "`aggregations[0].fn` must be one of count, sum, mean, variance, stddev, min, max, "
+     "first, last, collect, time_weighted_mean, quantile, median, count_distinct, max_by, "
      "min_by, ewm_mean, found 'cout'; did you mean 'count'?"),
     ("events: {time: ts}\naggregations: [{fn: mean, column: v}]",
      "`aggregations[0].column` must be a known key of aggregation (known: fn, col, as, q, "

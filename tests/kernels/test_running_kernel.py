@@ -363,7 +363,7 @@ def test_collect_and_udafs_are_refused(fn: str, shown: str) -> None:
         RunningKernel(("k",), "t", "integer", 0, refused, schema(("count",)))
     assert str(error.value) == (
         "`aggregations` of a running window kept as accumulators must be count, sum, "
-        "mean, min, max, first, last, variance, stddev, max_by, min_by, ewm_mean, found "
+        "mean, variance, stddev, min, max, first, last, max_by, min_by, ewm_mean, found "
         f"{shown} (its state would hold every value of the window, growing with the key's history)")
 
 

@@ -496,7 +496,7 @@ def test_stream_explain_says_what_is_kept_and_when_rows_are_emitted(
 def test_tumbling_windows_carry_pane_partials_where_every_aggregation_has_them(
         streaming: SparkSession, tmp_path: Path) -> None:
     """count, sum, mean, min, max, variance of a double: partials per pane; an
-    aggregation without pane partials (first) keeps the rows of the open windows."""
+    aggregation without a partial state (collect) keeps the rows of the open windows."""
     tmp_path.joinpath("in").mkdir()
     ev = ws.events(source(streaming, tmp_path / "in"), time="ts", key="k", lateness="5s")
     panes = ws.explain(ev.window(ws.Hopping("10s", "4s")).agg(
@@ -507,7 +507,7 @@ def test_tumbling_windows_carry_pane_partials_where_every_aggregation_has_them(
     assert "each task reduces its rows to one row of partial aggregates per key and " \
         "pane" in panes
     assert "a row is late when a window holding it was already closed for its key" in panes
-    rows = ws.explain(ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.first("v")))
+    rows = ws.explain(ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.collect("v")))
     assert "State per key: the rows of the windows not yet final" in rows
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 
@@ -35,11 +38,39 @@ BEFORE = "__wisp_time_before"
 AFTER = "__wisp_time_after"
 
 
-NATIVE_FORMS = {"count": F.count, "sum": F.sum, "mean": F.avg, "min": F.min, "max": F.max,
-                "first": lambda c: F.first(c, ignorenulls=True),
-                "last": lambda c: F.last(c, ignorenulls=True),
-                "stddev": F.stddev_samp, "variance": F.var_samp, "collect": F.collect_list}
-"""Spark's own form of each aggregation the planner sends to a native strategy."""
+@dataclass(frozen=True)
+class NativeForm:
+    """Spark's own form of an aggregation: `spark` over its value column. `zero`: its
+    value over no non-null input is 0, not null (counts, sums); `fill_zero`: Spark's
+    aggregate is null there (a sum), so the result fills in the 0."""
+
+    spark: Callable[[Column], Column]
+    zero: bool = False
+    fill_zero: bool = False
+
+
+NATIVE_FORMS: dict[str, NativeForm] = {
+    "count": NativeForm(F.count, zero=True),
+    "sum": NativeForm(F.sum, zero=True, fill_zero=True),
+    "mean": NativeForm(F.avg),
+    "min": NativeForm(F.min),
+    "max": NativeForm(F.max),
+    "first": NativeForm(lambda c: F.first(c, ignorenulls=True)),
+    "last": NativeForm(lambda c: F.last(c, ignorenulls=True)),
+    "stddev": NativeForm(F.stddev_samp),
+    "variance": NativeForm(F.var_samp),
+    "collect": NativeForm(F.collect_list),
+}
+"""Spark's own form of each aggregation the planner sends to a native strategy, by its
+algebra (`Definition.algebra`)."""
+
+
+def native_form(resolved: ResolvedAggregation) -> NativeForm:
+    """The aggregation's `NativeForm` (the planner never sends others here)."""
+    found = NATIVE_FORMS.get(resolved.aggregation.definition.algebra)
+    if found is None:
+        raise AssertionError(f"no native form for {resolved.aggregation.label}")
+    return found
 
 
 def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None, query: Query) -> Column:
@@ -47,13 +78,12 @@ def _aggregate(resolved: ResolvedAggregation, frame: WindowSpec | None, query: Q
     over no non-null value is 0, as wisp's sums are."""
     agg = resolved.aggregation
     value = col(agg.col) if agg.col is not None else F.lit(1)
-    if agg.fn not in NATIVE_FORMS:  # the planner never sends other aggregations here
-        raise AssertionError(f"no native form for {agg.fn}")
-    expr = NATIVE_FORMS[agg.fn](value)
+    form = native_form(resolved)
+    expr = form.spark(value)
     if frame is not None:
         expr = expr.over(frame)
     output_type = query.output_type(resolved)
-    if agg.fn == "sum":
+    if form.fill_zero:
         expr = F.coalesce(expr, F.lit(0).cast(output_type))
     return expr.cast(output_type).alias(resolved.name)
 
@@ -253,7 +283,7 @@ def _calendar_guarded(query: Query) -> DataFrame:
 def _empty(resolved: ResolvedAggregation, query: Query) -> Column:
     """An aggregation's value over a period without events: 0 for count and sum, else
     null."""
-    if resolved.aggregation.fn in ("count", "sum"):
+    if native_form(resolved).zero:
         return F.lit(0).cast(query.output_type(resolved))
     return F.lit(None).cast(query.output_type(resolved))
 

@@ -23,7 +23,9 @@ windows: a "pane" is such a class. Its partials go to the kernel as one interval
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -66,48 +68,86 @@ class Partial:
                             arrow_type(self.merged_type), None)
 
 
-def _partial(index: int, fn: str, r: ResolvedAggregation, taken: set[str],
-             output_type: T.DataType) -> Partial:
-    """The partial `fn` ("count", "sum", "min" or "max") of `r`'s input column. A sum
-    keeps its column's name where no key, time or bound column has it, so that an
-    overflowing sum is reported as `sum(column)`."""
+PartialOf = Callable[[str, ResolvedAggregation, set[str], T.DataType], Partial]
+"""A partial kind: its `Partial` of an aggregation's input column, given its hidden
+name, the names taken and the aggregation's output type."""
+
+
+def _value(r: ResolvedAggregation) -> Column:
+    return col(r.aggregation.col) if r.aggregation.col is not None else F.lit(1)
+
+
+def _count_partial(name: str, r: ResolvedAggregation, taken: set[str],
+                   output_type: T.DataType) -> Partial:
+    return Partial(name, F.count(_value(r)), "sum", "integer", T.LongType())
+
+
+def _sum_partial(name: str, r: ResolvedAggregation, taken: set[str],
+                 output_type: T.DataType) -> Partial:
+    """A sum keeps its column's name where no key, time or bound column has it, so
+    that an overflowing sum is reported as `sum(column)`."""
     column = r.aggregation.col
-    name = f"__wisp_p{index}"
-    if fn == "sum" and column is not None and column not in taken:
+    if column is not None and column not in taken:
         name = column
-    value = col(column) if column is not None else F.lit(1)
-    if fn == "count":
-        return Partial(name, F.count(value), "sum", "integer", T.LongType())
-    if fn == "sum" and r.value_class == "integer":
-        return Partial(name, F.sum(value.cast(EXACT)), "sum", "decimal", T.LongType())
-    if fn == "sum":
-        return Partial(name, F.sum(value), "sum", "float", T.DoubleType())
-    per_pane = F.min(value) if fn == "min" else F.max(value)
-    return Partial(name, per_pane, fn, r.value_class, output_type)
+    if r.value_class == "integer":
+        return Partial(name, F.sum(_value(r).cast(EXACT)), "sum", "decimal", T.LongType())
+    return Partial(name, F.sum(_value(r)), "sum", "float", T.DoubleType())
+
+
+def _extreme_partial(merge: str, per_pane: Callable[[Column], Column], name: str,
+                     r: ResolvedAggregation, taken: set[str],
+                     output_type: T.DataType) -> Partial:
+    return Partial(name, per_pane(_value(r)), merge, r.value_class, output_type)
+
+
+PARTIALS: dict[str, PartialOf] = {
+    "count": _count_partial,
+    "sum": _sum_partial,
+    "min": partial(_extreme_partial, "min", F.min),
+    "max": partial(_extreme_partial, "max", F.max),
+}
+"""The partial kinds, each named by the algebra whose partial it is: Spark's aggregate
+per pane and how the kernel merges a window's panes (counts by summing them)."""
+
+
+Merged = Callable[[str, ResolvedAggregation], Column]
+"""The merged partial of a kind (`PARTIALS`) of an aggregation's input column."""
+
+
+def _mean_result(merged: Merged, r: ResolvedAggregation) -> Column:
+    count = merged("count", r)
+    return F.when(count > 0, merged("sum", r).cast("double") / count)
+
+
+RESULTS: dict[str, Callable[[Merged, ResolvedAggregation], Column]] = {
+    "count": lambda merged, r: merged("count", r),
+    "sum": lambda merged, r: merged("sum", r),
+    "mean": _mean_result,
+    "min": lambda merged, r: merged("min", r),
+    "max": lambda merged, r: merged("max", r),
+}
+"""Each aggregation with pane partials (`Definition.panes`), by its algebra: its result
+from the merged partials (a mean is sum / count)."""
 
 
 def _partials(plan: PanesPlan, query: Query) -> tuple[list[Partial], list[Column]]:
-    """The partials every aggregation needs (each (fn, column) once), and each
+    """The partials every aggregation needs (each (kind, column) once), and each
     aggregation's result as a projection of the merged partials."""
     partials: dict[tuple[str, str | None], Partial] = {}
     events = query.events
     taken = {*events.key, events.time.name, "window_start", "window_end", "time",
              *([events.end, HORIZON_START, HORIZON_END] if events.end else [])}
 
-    def merged(fn: str, r: ResolvedAggregation) -> Column:
-        key = (fn, r.aggregation.col)
+    def merged(kind: str, r: ResolvedAggregation) -> Column:
+        key = (kind, r.aggregation.col)
         if key not in partials:
-            partials[key] = _partial(len(partials), fn, r, taken, query.output_type(r))
+            partials[key] = PARTIALS[kind](f"__wisp_p{len(partials)}", r, taken,
+                                           query.output_type(r))
         return col(partials[key].name)
 
     results = []
     for r in plan.aggregations:
-        fn = r.aggregation.fn
-        if fn == "mean":
-            count = merged("count", r)
-            result = F.when(count > 0, merged("sum", r).cast("double") / count)
-        else:
-            result = merged(fn, r)
+        result = RESULTS[r.aggregation.definition.algebra](merged, r)
         results.append(result.cast(query.output_type(r)).alias(r.name))
     return list(partials.values()), results
 

@@ -8,6 +8,7 @@ import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..spec.aggregates import (
     aggregator_error,
     check_state,
     definition_of,
+    snake_case,
 )
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
 from .limits import check_blob
@@ -48,6 +50,7 @@ class AggregateJob:
     q: float = 0.5
     """quantile: the probability (median: 0.5)."""
     interpolation: str = "linear"
+    """quantile: numpy's method (`spec.aggregates.INTERPOLATIONS`; median: "linear")."""
     half_life: float = 0.0
     """ewm_mean: the half-life in ticks."""
     definition: Definition | None = None
@@ -65,90 +68,193 @@ class AggregateJob:
         assert self.definition is not None
         return self.definition
 
+    @property
+    def label(self) -> str:
+        """How errors name it: `sum(v)`, `count()` (a user's aggregator by its
+        snake-case class name), as `Aggregation.label`."""
+        shown = self.fn if self.aggregator is None else snake_case(self.aggregator)
+        return f"{shown}({self.column or ''})"
+
+
+@dataclass(frozen=True)
+class Frames:
+    """What a frame kernel (`FRAME_KERNELS`) reads: the job, one key's run (`group`,
+    its rows' `ticks`), the frames `[lo, hi)` and the memo one call's aggregations
+    share; the job's column and its validity are converted once per call."""
+
+    job: AggregateJob
+    group: pa.Table
+    ticks: npt.NDArray[Any]
+    lo: npt.NDArray[np.int64]
+    hi: npt.NDArray[np.int64]
+    memo: dict[tuple[str, ...], Any]
+
+    @property
+    def converted(self) -> tuple[pa.Array, npt.NDArray[np.bool_]]:
+        assert self.job.column is not None
+        key = ("column", self.job.column)
+        if key not in self.memo:
+            column = self.group.column(self.job.column).combine_chunks()
+            self.memo[key] = column, validity(column)
+        found: tuple[pa.Array, npt.NDArray[np.bool_]] = self.memo[key]
+        return found
+
+    @property
+    def column(self) -> pa.Array:
+        return self.converted[0]
+
+    @property
+    def valid(self) -> npt.NDArray[np.bool_]:
+        return self.converted[1]
+
+    def out(self, result: wa.Result) -> pa.Array:
+        """A kernel's result as the job's output column."""
+        return to_arrow(result, self.column, self.job)
+
+    def values(self) -> npt.NDArray[Any]:
+        return numeric_values(self.column, self.job.value_class)
+
+    def float_sums(self) -> wa.Values:
+        """The frame sums of a float column, once per call (mean reuses sum's)."""
+        key = ("sum", self.job.column or "")
+        if key not in self.memo:
+            self.memo[key] = wa.frame_sum(self.values(), self.valid, self.lo, self.hi)
+        sums: wa.Values = self.memo[key]
+        return sums
+
+
+FrameAggregate = Callable[[Frames], pa.Array]
+"""A frame kernel: one aggregation over every frame (`FRAME_KERNELS`)."""
+
 
 def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
               lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
               memo: dict[tuple[str, ...], Any] | None = None) -> pa.Array:
-    """One aggregation over every frame of one key's run. `memo` (optional) shares the
-    column conversions, valid counts and float sums between the aggregations of one
-    call (mean reuses sum's frame sums)."""
+    """One aggregation over every frame of one key's run, by its algebra's frame kernel
+    (`FRAME_KERNELS`). `memo` (optional) shares the column conversions, valid counts
+    and float sums between the aggregations of one call (mean reuses sum's frame
+    sums)."""
     if job.column is None:
         return to_arrow(wa.count_rows(lo, hi), None, job)
-    if job.aggregator is not None:
-        column = group.column(job.column).combine_chunks()
-        with naming_errors(job.aggregator):
-            results = merging.frame_results(job.aggregator, udaf_values(job, column), ticks,
-                                            validity(column), lo, hi)
-        return user_array(job, results)
-    memo = {} if memo is None else memo
-    name = job.column
-    if ("column", name) not in memo:
-        column = group.column(name).combine_chunks()
-        memo[("column", name)] = column, validity(column)
-    column, valid = memo[("column", name)]
-    fn = job.fn
-    if fn in ("sum", "mean") and job.value_class == "float":
-        if ("sum", name) not in memo:
-            values = numeric_values(column, job.value_class)
-            memo[("sum", name)] = wa.frame_sum(values, valid, lo, hi)
-        sums = memo[("sum", name)]
-        if fn == "sum":
-            return to_arrow(sums, column, job)
-        return to_arrow(wa.frame_mean(values=np.zeros(0), valid=valid, lo=lo, hi=hi,
-                                      sums=sums.values), column, job)
-    if fn == "count":
-        return to_arrow(wa.count_valid(valid, lo, hi), column, job)
-    if fn in ("max_by", "min_by"):
-        assert job.by is not None
-        by = group.column(job.by).combine_chunks()
-        return to_arrow(wa.frame_extreme_by(fn, dense_ranks(by), validity(by), lo, hi),
-                        column, job)
-    if fn == "count_distinct":
-        counts = order_stats.frame_count_distinct(dense_ranks(column), valid, lo, hi)
-        return to_arrow(wa.Values(counts, np.ones(len(counts), dtype=bool)), column, job)
-    if fn in ("quantile", "median"):
-        return to_arrow(quantiles(job, column, valid, lo, hi), column, job)
-    if fn == "ewm_mean":  # the planner gives it running frames only
-        values = scaled(numeric_values(column, job.value_class), job, column)
-        result, has = order_stats.frame_ewm_mean(values.astype(np.float64), valid,
-                                                 ticks, lo, hi,
-                                                 job.half_life)
-        return to_arrow(wa.Values(result, has), column, job)
-    if fn in ("first", "last"):
-        return to_arrow(wa.frame_first_last(fn, valid, lo, hi), column, job)
-    if fn == "collect":
-        return to_arrow(wa.frame_collect(valid, lo, hi), column, job)
-    if fn == "udaf":
-        assert job.func is not None
-        results = wa.frame_apply(job.func, udaf_values(job, column), ticks, valid, lo, hi)
-        return udaf_array(job, results)
-    if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
-        return to_arrow(wa.frame_extreme_by_rank(fn, dense_ranks(column), valid, lo, hi),
-                        column, job)
-    values = numeric_values(column, job.value_class)
-    if fn in ("min", "max"):
-        return to_arrow(wa.frame_extreme(fn, values, valid, lo, hi), column, job)
-    if fn == "sum":
-        return to_arrow(wa.frame_sum(values, valid, lo, hi), column, job)
-    values = scaled(values, job, column)
-    if fn == "mean":
-        return to_arrow(wa.frame_mean(values, valid, lo, hi), column, job)
-    if fn in ("variance", "stddev"):
-        return to_arrow(wa.frame_moments(fn, values, valid, lo, hi), column, job)
-    raise AssertionError(f"no kernel for {fn}")
+    kernel = FRAME_KERNELS.get(job.capabilities.algebra)
+    if kernel is None:
+        raise AssertionError(f"no frame kernel for {job.label}")
+    return kernel(Frames(job, group, ticks, lo, hi, {} if memo is None else memo))
+
+
+def _count(f: Frames) -> pa.Array:
+    return f.out(wa.count_valid(f.valid, f.lo, f.hi))
+
+
+def _sum(f: Frames) -> pa.Array:
+    if f.job.value_class == "float":
+        return f.out(f.float_sums())
+    return f.out(wa.frame_sum(f.values(), f.valid, f.lo, f.hi))
+
+
+def _mean(f: Frames) -> pa.Array:
+    if f.job.value_class == "float":
+        return f.out(wa.frame_mean(values=np.zeros(0), valid=f.valid, lo=f.lo, hi=f.hi,
+                                   sums=f.float_sums().values))
+    return f.out(wa.frame_mean(scaled(f.values(), f.job, f.column), f.valid, f.lo, f.hi))
+
+
+def _moments(kind: str, f: Frames) -> pa.Array:
+    return f.out(wa.frame_moments(kind, scaled(f.values(), f.job, f.column), f.valid,
+                                  f.lo, f.hi))
+
+
+def _extreme(kind: str, f: Frames) -> pa.Array:
+    """`min`/`max`: of decimals and non-numeric columns by their dense ranks."""
+    if f.job.value_class in ("ordered", "decimal"):
+        return f.out(wa.frame_extreme_by_rank(kind, dense_ranks(f.column), f.valid, f.lo,
+                                              f.hi))
+    return f.out(wa.frame_extreme(kind, f.values(), f.valid, f.lo, f.hi))
+
+
+def _first_last(kind: str, f: Frames) -> pa.Array:
+    return f.out(wa.frame_first_last(kind, f.valid, f.lo, f.hi))
+
+
+def _extreme_by(kind: str, f: Frames) -> pa.Array:
+    assert f.job.by is not None
+    by = f.group.column(f.job.by).combine_chunks()
+    return f.out(wa.frame_extreme_by(kind, dense_ranks(by), validity(by), f.lo, f.hi))
+
+
+def _collect(f: Frames) -> pa.Array:
+    return f.out(wa.frame_collect(f.valid, f.lo, f.hi))
+
+
+def _count_distinct(f: Frames) -> pa.Array:
+    counts = order_stats.frame_count_distinct(dense_ranks(f.column), f.valid, f.lo, f.hi)
+    return f.out(wa.Values(counts, np.ones(len(counts), dtype=bool)))
+
+
+def _quantile(f: Frames) -> pa.Array:
+    return f.out(quantiles(f.job, f.column, f.valid, f.lo, f.hi))
+
+
+def _ewm_mean(f: Frames) -> pa.Array:
+    """The planner gives it running frames only."""
+    values = scaled(f.values(), f.job, f.column)
+    result, has = order_stats.frame_ewm_mean(values.astype(np.float64), f.valid, f.ticks,
+                                             f.lo, f.hi, f.job.half_life)
+    return f.out(wa.Values(result, has))
+
+
+def _udaf(f: Frames) -> pa.Array:
+    assert f.job.func is not None
+    results = wa.frame_apply(f.job.func, udaf_values(f.job, f.column), f.ticks, f.valid,
+                             f.lo, f.hi)
+    return udaf_array(f.job, results)
+
+
+def _aggregator(f: Frames) -> pa.Array:
+    """A user's `Aggregator`: its states merged over each frame."""
+    assert f.job.aggregator is not None
+    with naming_errors(f.job.aggregator):
+        results = merging.frame_results(f.job.aggregator, udaf_values(f.job, f.column),
+                                        f.ticks, f.valid, f.lo, f.hi)
+    return user_array(f.job, results)
+
+
+FRAME_KERNELS: dict[str, FrameAggregate] = {
+    "count": _count,
+    "sum": _sum,
+    "mean": _mean,
+    "variance": partial(_moments, "variance"),
+    "stddev": partial(_moments, "stddev"),
+    "min": partial(_extreme, "min"),
+    "max": partial(_extreme, "max"),
+    "first": partial(_first_last, "first"),
+    "last": partial(_first_last, "last"),
+    "collect": _collect,
+    "udaf": _udaf,
+    "quantile": _quantile,
+    "count_distinct": _count_distinct,
+    "max_by": partial(_extreme_by, "max_by"),
+    "min_by": partial(_extreme_by, "min_by"),
+    "ewm_mean": _ewm_mean,
+    "aggregator": _aggregator,
+}
+"""One aggregation over every frame of a key's run, by its algebra
+(`Definition.algebra`; `count()` of rows aside, which has no column). The time-weighted
+mean has none: only the interval kernels, which clip lifetimes, compute it."""
 
 
 def quantiles(job: AggregateJob, column: pa.Array, valid: npt.NDArray[np.bool_],
               lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> wa.Values:
-    """`quantile`/`median` of a numeric column (decimals by their unscaled integers)."""
+    """`quantile`/`median` of a numeric column (decimals by their unscaled integers), at
+    the job's `q` by its `interpolation` (a median's: 0.5, "linear")."""
     values = numeric_values(column, job.value_class)
     divisor = 1.0
     if job.value_class == "decimal":
         divisor = float(10 ** column.type.scale)
         if values.dtype == object:  # beyond 64 bits: ordered as floats
             values = values.astype(np.float64)
-    interpolation = "linear" if job.fn == "median" else job.interpolation
-    result, has = order_stats.frame_quantile(values, valid, lo, hi, job.q, interpolation, divisor)
+    result, has = order_stats.frame_quantile(values, valid, lo, hi, job.q, job.interpolation,
+                                             divisor)
     return wa.Values(result, has)
 
 
@@ -268,7 +374,7 @@ def to_arrow(result: wa.Result, column: pa.Array | None, job: AggregateJob) -> p
         if any(not -limit <= int(v) < limit for v, ok in zip(values, result.valid,
                                                               strict=True) if ok):
             raise ArithmeticError(
-                f"wisp: {job.fn}({job.column}) overflows a long (64-bit) result, as Spark's "
+                f"wisp: {job.label} overflows a long (64-bit) result, as Spark's "
                 "ARITHMETIC_OVERFLOW reports in ANSI mode; cast the column to a decimal")
         values = values.astype(np.int64)
     return pa.array(values.astype(np.int64), pa.int64(),

@@ -4,6 +4,9 @@ hopping and snapshot windows over interval events (positions: runs of windows)."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -15,8 +18,46 @@ from ..kernels import window_agg as wa
 from .aggregate import AggregateJob, aggregate, scaled, to_arrow, udaf_array, udaf_values
 from .codec import dense_ranks, numeric_values, validity
 
-LISTED = ("quantile", "median", "count_distinct", "max_by", "min_by")
-"""Aggregates computed over each position's listed items (`listed`)."""
+
+@dataclass(frozen=True)
+class Alive:
+    """What an alive kernel (`ALIVE_KERNELS`) reads: the job, one key's run (`group`,
+    its items' `ticks`), the positions and the items alive there (`stab`), and the memo
+    one call's aggregations share."""
+
+    job: AggregateJob
+    group: pa.Table
+    ticks: npt.NDArray[Any]
+    stab: sb.Stabbing
+    memo: dict[tuple[str, str], Any]
+
+    @property
+    def column(self) -> pa.Array:
+        assert self.job.column is not None
+        return self.group.column(self.job.column).combine_chunks()
+
+    def out(self, result: wa.Result, column: pa.Array) -> pa.Array:
+        """A kernel's result as the job's output column."""
+        return to_arrow(result, column, self.job)
+
+    def counts(self, valid: npt.NDArray[np.bool_]) -> Any:
+        """The valid counts at each position, once per column and call."""
+        key = (self.job.column or "", "counts")
+        if key not in self.memo:
+            self.memo[key] = self.stab.counts(valid)
+        return self.memo[key]
+
+    def sums(self, values: npt.NDArray[Any], valid: npt.NDArray[np.bool_]) -> Any:
+        """The unscaled sums at each position of an integer or float column, once per
+        column and call (None for other columns: decimals' are scaled apart)."""
+        key = (self.job.column or "", "sums")
+        if key not in self.memo and self.job.value_class in ("integer", "float"):
+            self.memo[key] = sb.alive_sum(self.stab, values, valid).values
+        return self.memo.get(key)
+
+
+AliveAggregate = Callable[[Alive], pa.Array]
+"""An alive kernel: one aggregation at every position (`ALIVE_KERNELS`)."""
 
 
 def listed(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any], stab: sb.Stabbing
@@ -34,51 +75,110 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
                     stab: sb.Stabbing, memo: dict[tuple[str, str], Any] | None = None
                     ) -> pa.Array:
     """One aggregation per position of `stab`, over the items alive there (`ticks`:
-    the items' times, for udafs). `memo` (optional) shares the valid counts and the
-    numeric sums of a column between the aggregations of one call (mean reuses sum's
-    sums, min and max the counts)."""
-    n = len(ticks)
-    memo = {} if memo is None else memo
+    the items' times, for udafs), by its algebra's alive kernel (`ALIVE_KERNELS`).
+    `memo` (optional) shares the valid counts and the numeric sums of a column between
+    the aggregations of one call (mean reuses sum's sums, min and max the counts)."""
     if job.column is None:
         return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
-    if job.fn in LISTED or job.aggregator is not None:
-        return listed(job, group, ticks, stab)
-    column = group.column(job.column).combine_chunks()
+    kernel = ALIVE_KERNELS.get(job.capabilities.algebra)
+    if kernel is None:
+        raise AssertionError(f"no alive kernel for {job.label}")
+    return kernel(Alive(job, group, ticks, stab, {} if memo is None else memo))
+
+
+def lists_members(job: AggregateJob) -> bool:
+    """Whether `aggregate_alive` computes `job` over each position's listed items
+    (`listed`) rather than from the items' ranges of positions."""
+    return ALIVE_KERNELS.get(job.capabilities.algebra) is _listed
+
+
+def _listed(a: Alive) -> pa.Array:
+    return listed(a.job, a.group, a.ticks, a.stab)
+
+
+def _count(a: Alive) -> pa.Array:
+    column = a.column
+    return a.out(wa.Values(a.stab.counts(validity(column)), np.ones(a.stab.m, dtype=bool)),
+                 column)
+
+
+def _first_last(kind: str, a: Alive) -> pa.Array:
+    column = a.column
+    return a.out(sb.alive_positions(a.stab, len(a.ticks), validity(column), kind), column)
+
+
+def _collect(a: Alive) -> pa.Array:
+    column = a.column
+    return a.out(sb.alive_collect(a.stab, validity(column)), column)
+
+
+def _udaf(a: Alive) -> pa.Array:
+    assert a.job.func is not None
+    column = a.column
+    results = sb.alive_apply(a.stab, a.job.func, udaf_values(a.job, column), a.ticks,
+                             validity(column))
+    return udaf_array(a.job, results)
+
+
+def _extreme(kind: str, a: Alive) -> pa.Array:
+    """`min`/`max`: of decimals and non-numeric columns by their dense ranks."""
+    column = a.column
     valid = validity(column)
-    fn = job.fn
-    if fn == "count":
-        return to_arrow(wa.Values(stab.counts(valid), np.ones(stab.m, dtype=bool)),
-                        column, job)
-    if fn in ("first", "last"):
-        return to_arrow(sb.alive_positions(stab, n, valid, fn), column, job)
-    if fn == "collect":
-        return to_arrow(sb.alive_collect(stab, valid), column, job)
-    if fn == "udaf":
-        assert job.func is not None
-        results = sb.alive_apply(stab, job.func, udaf_values(job, column), ticks, valid)
-        return udaf_array(job, results)
-    if fn in ("min", "max") and job.value_class in ("ordered", "decimal"):
-        return to_arrow(sb.alive_extreme_by_rank(stab, fn, dense_ranks(column), valid),
-                        column, job)
-    values = numeric_values(column, job.value_class)
-    counts_key, sums_key = (job.column, "counts"), (job.column, "sums")
-    if fn in ("min", "max", "mean") and counts_key not in memo:
-        memo[counts_key] = stab.counts(valid)
-    if fn in ("sum", "mean") and job.value_class in ("integer", "float") and (
-            sums_key not in memo):  # their sums are the unscaled ones
-        memo[sums_key] = sb.alive_sum(stab, values, valid).values
-    if fn in ("min", "max"):
-        return to_arrow(sb.alive_extreme(stab, fn, values, valid, memo[counts_key]),
-                        column, job)
-    if fn == "sum":
-        if sums_key in memo:
-            return to_arrow(wa.Values(memo[sums_key], np.ones(stab.m, dtype=bool)),
-                            column, job)
-        return to_arrow(sb.alive_sum(stab, values, valid), column, job)
-    values = scaled(values, job, column)
-    if fn == "mean":
-        return to_arrow(sb.alive_mean(stab, values, valid, memo.get(sums_key),
-                                      memo[counts_key]), column, job)
-    if fn in ("variance", "stddev"):
-        return to_arrow(sb.alive_moments(stab, fn, values, valid), column, job)
-    raise AssertionError(f"no kernel for {fn}")
+    if a.job.value_class in ("ordered", "decimal"):
+        return a.out(sb.alive_extreme_by_rank(a.stab, kind, dense_ranks(column), valid),
+                     column)
+    values = numeric_values(column, a.job.value_class)
+    return a.out(sb.alive_extreme(a.stab, kind, values, valid, a.counts(valid)), column)
+
+
+def _sum(a: Alive) -> pa.Array:
+    column = a.column
+    valid = validity(column)
+    values = numeric_values(column, a.job.value_class)
+    sums = a.sums(values, valid)
+    if sums is not None:
+        return a.out(wa.Values(sums, np.ones(a.stab.m, dtype=bool)), column)
+    return a.out(sb.alive_sum(a.stab, values, valid), column)
+
+
+def _mean(a: Alive) -> pa.Array:
+    column = a.column
+    valid = validity(column)
+    values = numeric_values(column, a.job.value_class)
+    counts = a.counts(valid)
+    sums = a.sums(values, valid)
+    return a.out(sb.alive_mean(a.stab, scaled(values, a.job, column), valid, sums, counts),
+                 column)
+
+
+def _moments(kind: str, a: Alive) -> pa.Array:
+    column = a.column
+    values = scaled(numeric_values(column, a.job.value_class), a.job, column)
+    return a.out(sb.alive_moments(a.stab, kind, values, validity(column)), column)
+
+
+ALIVE_KERNELS: dict[str, AliveAggregate] = {
+    "count": _count,
+    "sum": _sum,
+    "mean": _mean,
+    "variance": partial(_moments, "variance"),
+    "stddev": partial(_moments, "stddev"),
+    "min": partial(_extreme, "min"),
+    "max": partial(_extreme, "max"),
+    "first": partial(_first_last, "first"),
+    "last": partial(_first_last, "last"),
+    "collect": _collect,
+    "udaf": _udaf,
+    "time_weighted_mean": _mean,
+    "quantile": _listed,
+    "count_distinct": _listed,
+    "max_by": _listed,
+    "min_by": _listed,
+    "aggregator": _listed,
+}
+"""One aggregation at every position over the items alive there, by its algebra
+(`Definition.algebra`; `count()` of rows aside, which has no column). Quantiles,
+distinct counts, max_by/min_by and a user's aggregator are computed over each
+position's listed items (`listed`). The time-weighted mean comes here only where every
+item alive at a position lives through all of its window (snapshot windows:
+`SnapshotKernel.needs_members`), so that its weights are equal: the mean."""

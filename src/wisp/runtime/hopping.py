@@ -72,7 +72,7 @@ class HoppingKernel(IntervalKernel):
         """The groups and rows of the lifetimes `start`, `end` (one run), windows that
         begin at or after `horizon` sharing one row."""
         w = self.window
-        time_weighted = any(job.fn == "time_weighted_mean" or job.lifetimes
+        time_weighted = any(job.capabilities.lifetimes or job.lifetimes
                             for job in self.aggregates)
         self.check_horizon(horizon)
         try:

@@ -43,7 +43,7 @@ from ..kernels import intervals as iv
 from ..kernels import stabbing as sb
 from ..plan.intervals import IntervalWindow
 from .aggregate import AggregateJob, aggregate, scaled, udaf_array, udaf_values
-from .alive import aggregate_alive
+from .alive import aggregate_alive, lists_members
 from .batches import CHUNK_ROWS
 from .codec import (
     DAY,
@@ -55,12 +55,6 @@ from .codec import (
     validity,
 )
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
-
-MEMBER_LISTS = ("collect", "udaf", "time_weighted_mean", "quantile", "median",
-                "count_distinct", "max_by", "min_by")
-"""Aggregates computed over each window group's listed members (their cost grows with
-the member sets); every other aggregate comes from each event's range of base groups
-(`aggregate_alive`), without listing members."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +92,16 @@ class IntervalKernel:
         return True
 
     def needs_members(self, job: AggregateJob) -> bool:
-        """Whether `job` is computed over each window group's listed members."""
-        return job.fn in MEMBER_LISTS or job.aggregator is not None
+        """Whether `job` is computed over each window group's listed members (a cost
+        growing with the member sets): where its state holds the window's values
+        (collect, udafs, quantiles, distinct counts), it weighs the members' lifetimes
+        (the time-weighted mean), the user's code computes it, or the alive items would
+        be listed for it anyway (`alive.lists_members`: max_by/min_by). Every other
+        aggregate comes from each event's range of base groups (`aggregate_alive`),
+        without listing members."""
+        definition = job.capabilities
+        return (definition.needs_values or definition.lifetimes or definition.user_code
+                or lists_members(job))
 
     def merged(self, results: list[pa.Array], rows: iv.Rows, key_rows: iv.IntArray
                ) -> tuple[list[pa.Array], iv.Rows, iv.IntArray]:
@@ -322,7 +324,7 @@ class IntervalKernel:
             ticks = start * self.unit
             return aggregate_alive(job, group, ticks, alive, alive_memo).take(
                 pa.array(groups.base_of))
-        if job.fn == "time_weighted_mean":
+        if job.capabilities.lifetimes:  # the time-weighted mean
             assert job.column is not None
             positions, weights, lo, hi = iv.clipped_weights(start, end, groups)
             column = group.column(job.column).combine_chunks().take(pa.array(positions))

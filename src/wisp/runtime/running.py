@@ -20,8 +20,9 @@ as each is added in row order, once).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from ..errors import WispUnsupportedError
 from ..kernels import merging, order_stats
 from ..kernels import window_agg as wa
 from ..kernels.runs import one_run, run_index, running_max
+from ..spec.aggregates import DEFINITIONS
 from .aggregate import (
     AggregateJob,
     dump_state,
@@ -52,9 +54,8 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-SUPPORTED = ("count", "sum", "mean", "min", "max", "first", "last", "variance", "stddev",
-             "max_by", "min_by", "ewm_mean")
-"""The aggregations a few accumulators hold."""
+SUPPORTED = tuple(fn for fn, definition in DEFINITIONS.items() if definition.accumulators)
+"""The built-in aggregations a few accumulators hold (`Definition.accumulators`)."""
 _INT_MIN, _INT_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _CARRY = "__wisp_carry_{}__"
 _CARRY_BY = "__wisp_carry_by_{}__"
@@ -68,12 +69,11 @@ def refuse(aggregates: tuple[AggregateJob, ...]) -> None:
     for job in aggregates:
         if job.capabilities.accumulators:
             continue
-        shown = f"{job.fn}({job.column or ''})"
         why = (" (its state would hold every value of the window, growing with the key's "
-               "history)" if job.fn in ("collect", "udaf") else "")
+               "history)" if job.capabilities.needs_values else "")
         raise WispUnsupportedError(
             f"`aggregations` of a running window kept as accumulators must be "
-            f"{', '.join(SUPPORTED)}, found {shown}{why}")
+            f"{', '.join(SUPPORTED)}, found {job.label}{why}")
 
 
 @dataclass(frozen=True)
@@ -214,55 +214,126 @@ class Scanned:
     """max_by/min_by: the `by` value carried beside `value`."""
 
 
+@dataclass(frozen=True)
+class Scanning:
+    """What a running scan (`SCANS`) reads: aggregation `j`'s job, the rows' values of
+    its `column` (and of `by`, for max_by/min_by), the segments of the scanned
+    positions, the carried accumulators and each position's time (`times`)."""
+
+    job: AggregateJob
+    j: int
+    column: pa.Array
+    segments: Segments
+    carry: Carry
+    times: npt.NDArray[Any] | None = None
+    by: pa.Array | None = None
+
+    def counted(self) -> tuple[BoolArray, IntArray, dict[str, Scalar]]:
+        """The rows' validity, the running counts of valid values and the final count
+        accumulator."""
+        valid = validity(self.column)
+        counts = int_scan(self.carry.lead(valid.astype(np.int64), self.j, "count", 0),
+                          self.segments)
+        return valid, counts, {f"{self.j}:count": int(counts[-1])}
+
+    def values(self) -> npt.NDArray[Any]:
+        return numeric_values(self.column, self.job.value_class)
+
+
+ScanAggregate = Callable[[Scanning], Scanned]
+"""A running scan: one aggregation at every scanned position (`SCANS`)."""
+
+
 def scan(job: AggregateJob, j: int, column: pa.Array | None, m: int, segments: Segments,
          carry: Carry, times: npt.NDArray[Any] | None = None,
          by: pa.Array | None = None) -> Scanned:
     """Aggregation `j` at every position (the carried accumulators, if any, then the
-    `m` rows' values of `column`; `times`: each position's time, for ewm_mean; `by`:
-    the rows' `by` column, for max_by/min_by)."""
+    `m` rows' values of `column`; `times`: each position's time, for ewm_mean and a
+    user's aggregator; `by`: the rows' `by` column, for max_by/min_by), by its
+    algebra's scan (`SCANS`)."""
     if job.column is None:
         counts = int_scan(carry.lead(np.ones(m, np.int64), j, "count", 0), segments)
         return Scanned(wa.Values(counts, np.ones(len(counts), bool)), None,
                        {f"{j}:count": int(counts[-1])})
     assert column is not None
-    if job.aggregator is not None:
-        return scan_user(job, j, column, segments, carry, times)
-    fn = job.fn
-    if fn in ("max_by", "min_by"):
-        assert by is not None
-        return scan_by(job, j, carry.column(j, column), carry.column(j, by, _CARRY_BY.format(j)),
-                       segments)
-    if fn == "ewm_mean":
-        assert times is not None
-        return scan_ewm(job, j, column, times, segments, carry)
-    if fn in ("first", "last") or (fn in ("min", "max")
-                                   and job.value_class in ("ordered", "decimal")):
-        return scan_take(job, j, carry.column(j, column), segments)
-    valid = validity(column)
-    counts = int_scan(carry.lead(valid.astype(np.int64), j, "count", 0), segments)
-    final: dict[str, Scalar] = {f"{j}:count": int(counts[-1])}
-    if fn == "count":
-        return Scanned(wa.Values(counts, np.ones(len(counts), bool)), column, final)
-    values = numeric_values(column, job.value_class)
-    if fn in ("min", "max"):
-        return scan_extreme(fn, j, values, valid, counts, segments, carry, final, column)
-    if fn in ("variance", "stddev"):
-        if job.value_class == "decimal":
-            values = values.astype(np.float64) / float(10 ** column.type.scale)
-        return scan_moments(fn, j, values.astype(np.float64), valid, counts, segments,
-                            carry, final, column)
-    floating = job.value_class == "float"
+    scanner = SCANS.get(job.capabilities.algebra)
+    if scanner is None:  # `refuse` turned it away first
+        raise AssertionError(f"no running scan for {job.label}")
+    return scanner(Scanning(job, j, column, segments, carry, times, by))
+
+
+def _count(s: Scanning) -> Scanned:
+    _, counts, final = s.counted()
+    return Scanned(wa.Values(counts, np.ones(len(counts), bool)), s.column, final)
+
+
+def _sums(s: Scanning) -> tuple[IntArray, npt.NDArray[Any], dict[str, Scalar]]:
+    """The running counts and sums (exact for integers and decimals' unscaled values),
+    and the final accumulators."""
+    valid, counts, final = s.counted()
+    values = s.values()
+    j, segments, carry = s.j, s.segments, s.carry
+    floating = s.job.value_class == "float"
     masked = np.where(valid, values, 0.0 if floating else 0)
     sums = (float_scan(carry.lead(masked, j, "sum", 0.0), segments) if floating
             else int_scan(carry.lead(masked.astype(values.dtype), j, "sum", 0), segments))
     final[f"{j}:sum"] = float(sums[-1]) if floating else int(sums[-1])
-    if fn == "sum":
-        return Scanned(wa.Values(sums, np.ones(len(sums), bool)), column, final)
-    divisor = 1.0 if job.value_class != "decimal" else float(10 ** column.type.scale)
+    return counts, sums, final
+
+
+def _sum(s: Scanning) -> Scanned:
+    _, sums, final = _sums(s)
+    return Scanned(wa.Values(sums, np.ones(len(sums), bool)), s.column, final)
+
+
+def _mean(s: Scanning) -> Scanned:
+    counts, sums, final = _sums(s)
+    divisor = 1.0 if s.job.value_class != "decimal" else float(10 ** s.column.type.scale)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         means = np.where(counts > 0, sums.astype(np.float64) / divisor
                          / np.maximum(counts, 1), 0.0)
-    return Scanned(wa.Values(means, counts > 0), column, final)
+    return Scanned(wa.Values(means, counts > 0), s.column, final)
+
+
+def _extreme(largest: bool, s: Scanning) -> Scanned:
+    """`max` (`largest`) or `min`: of decimals and non-numeric columns by their dense
+    ranks (`scan_take`), of other numbers by running maxima (`scan_extreme`)."""
+    if s.job.value_class in ("ordered", "decimal"):
+        return scan_take(s.carry.column(s.j, s.column), s.segments,
+                         partial(ranked_positions, largest))
+    valid, counts, final = s.counted()
+    return scan_extreme(largest, s.j, s.values(), valid, counts, s.segments, s.carry,
+                        final, s.column)
+
+
+def _moments(root: bool, s: Scanning) -> Scanned:
+    """`stddev` (`root`) or `variance`."""
+    valid, counts, final = s.counted()
+    values = s.values()
+    if s.job.value_class == "decimal":
+        values = values.astype(np.float64) / float(10 ** s.column.type.scale)
+    return scan_moments(root, s.j, values.astype(np.float64), valid, counts, s.segments,
+                        s.carry, final, s.column)
+
+
+def _take(pick: Pick, s: Scanning) -> Scanned:
+    return scan_take(s.carry.column(s.j, s.column), s.segments, pick)
+
+
+def _by(largest: bool, s: Scanning) -> Scanned:
+    """`max_by` (`largest`) or `min_by`."""
+    assert s.by is not None
+    return scan_by(largest, s.carry.column(s.j, s.column),
+                   s.carry.column(s.j, s.by, _CARRY_BY.format(s.j)), s.segments)
+
+
+def _ewm(s: Scanning) -> Scanned:
+    assert s.times is not None
+    return scan_ewm(s.job, s.j, s.column, s.times, s.segments, s.carry)
+
+
+def _user(s: Scanning) -> Scanned:
+    return scan_user(s.job, s.j, s.column, s.segments, s.carry, s.times)
 
 
 def scan_user(job: AggregateJob, j: int, column: pa.Array, segments: Segments,
@@ -286,15 +357,15 @@ def scan_user(job: AggregateJob, j: int, column: pa.Array, segments: Segments,
                    {f"{j}:state": dump_state(job.aggregator, last)})
 
 
-def scan_extreme(fn: str, j: int, values: npt.NDArray[Any], valid: BoolArray,
+def scan_extreme(largest: bool, j: int, values: npt.NDArray[Any], valid: BoolArray,
                  counts: IntArray, segments: Segments, carry: Carry,
                  final: dict[str, Scalar], column: pa.Array) -> Scanned:
-    """`min`/`max` of numbers (booleans as 0/1): a running maximum per segment (of the
-    values negated, or bit-flipped for integers, for `min`). NaN is the greatest float:
-    `max` is NaN once one is seen; `min` skips NaN and is NaN only while every value
-    is (a count of the non-NaN values tells)."""
+    """`max` (`largest`) or `min` of numbers (booleans as 0/1): a running maximum per
+    segment (of the values negated, or bit-flipped for integers, for `min`). NaN is the
+    greatest float: `max` is NaN once one is seen; `min` skips NaN and is NaN only while
+    every value is (a count of the non-NaN values tells)."""
     if values.dtype.kind == "f":
-        if fn == "max":
+        if largest:
             leaves = carry.lead(np.where(valid, values, -np.inf), j, "best", -np.inf)
             best = segment_max(leaves, segments)
         else:
@@ -304,11 +375,11 @@ def scan_extreme(fn: str, j: int, values: npt.NDArray[Any], valid: BoolArray,
             seen = int_scan(carry.lead(numbers.astype(np.int64), j, "numbers", 0), segments)
             final[f"{j}:numbers"] = int(seen[-1])
         final[f"{j}:best"] = float(best[-1])
-        if fn == "min":
+        if not largest:
             best = np.where(seen == 0, np.nan, best)
         return Scanned(wa.Values(best, counts > 0), column, final)
     data = values.astype(np.int64)
-    if fn == "max":
+    if largest:
         best = segment_max(carry.lead(np.where(valid, data, _INT_MIN), j, "best", _INT_MIN),
                            segments)
     else:
@@ -318,16 +389,16 @@ def scan_extreme(fn: str, j: int, values: npt.NDArray[Any], valid: BoolArray,
     return Scanned(wa.Values(best, counts > 0), column, final)
 
 
-def scan_moments(fn: str, j: int, values: FloatArray, valid: BoolArray, counts: IntArray,
-                 segments: Segments, carry: Carry, final: dict[str, Scalar],
-                 column: pa.Array) -> Scanned:
-    """Sample `variance`/`stddev` by Welford's update, vectorised: the running means
-    come from the sequential running sums (`mean_k = S_k / k`), each value adds
-    `(x - mean_before)(x - mean_after)` (never negative) to the second moment `M2`, and
-    `M2` is a sequential running sum of those. The result is `M2 / (k - 1)`, null below
-    two values; NaN or an infinity among the values (a running sum that is not finite)
-    makes it NaN, as Spark's update does. It agrees with the
-    batch kernels' merged moments to rounding, not bit for bit."""
+def scan_moments(root: bool, j: int, values: FloatArray, valid: BoolArray,
+                 counts: IntArray, segments: Segments, carry: Carry,
+                 final: dict[str, Scalar], column: pa.Array) -> Scanned:
+    """Sample `variance` (or `stddev`, its square `root`) by Welford's update,
+    vectorised: the running means come from the sequential running sums
+    (`mean_k = S_k / k`), each value adds `(x - mean_before)(x - mean_after)` (never
+    negative) to the second moment `M2`, and `M2` is a sequential running sum of those.
+    The result is `M2 / (k - 1)`, null below two values; NaN or an infinity among the
+    values (a running sum that is not finite) makes it NaN, as Spark's update does. It
+    agrees with the batch kernels' merged moments to rounding, not bit for bit."""
     masked = np.where(valid, values, 0.0)
     sums = float_scan(carry.lead(masked, j, "sum", 0.0), segments)
     x = carry.pad(masked, 0.0)
@@ -344,50 +415,68 @@ def scan_moments(fn: str, j: int, values: FloatArray, valid: BoolArray, counts: 
         m2 = float_scan(added, segments)
         variance = np.where(counts >= 2, m2 / np.maximum(counts - 1, 1), 0.0)
         variance[~np.isfinite(sums)] = np.nan  # an infinity among the values, as NaN
-        result = np.sqrt(variance) if fn == "stddev" else variance
+        result = np.sqrt(variance) if root else variance
     final[f"{j}:sum"] = float(sums[-1])
     final[f"{j}:m2"] = float(m2[-1])
     return Scanned(wa.Values(result, counts >= 2), column, final)
 
 
-def scan_take(job: AggregateJob, j: int, column: pa.Array, segments: Segments) -> Scanned:
+Pick = Callable[[pa.Array, BoolArray, Segments], tuple[IntArray, BoolArray]]
+"""Each position's picked position (of a valid value) in its segment up to it, and
+whether any, given the column, its validity and the segments (`scan_take`)."""
+
+
+def first_picked(column: pa.Array, valid: BoolArray, segments: Segments
+                 ) -> tuple[IntArray, BoolArray]:
+    """`first`: the first non-null value in row order."""
+    return first_positions(valid, segments)
+
+
+def last_picked(column: pa.Array, valid: BoolArray, segments: Segments
+                ) -> tuple[IntArray, BoolArray]:
+    """`last`: the last non-null value in row order."""
+    return last_positions(valid, segments)
+
+
+def ranked_positions(largest: bool, column: pa.Array, valid: BoolArray, segments: Segments
+                     ) -> tuple[IntArray, BoolArray]:
+    """`max` (`largest`) or `min` of any orderable column by dense ranks: a running
+    maximum per segment, each segment lifted above the ones before."""
+    ranks = dense_ranks(column)
+    top = int(ranks.max(initial=0))
+    keyed = np.where(valid, ranks if largest else top + 1 - ranks, 0)
+    lift = run_index(segments.starts) * np.int64(top + 2)
+    best = (np.maximum.accumulate(keyed + lift) - lift) if len(keyed) else keyed
+    has = best > 0
+    representative = np.zeros(top + 2, dtype=np.int64)
+    present = np.nonzero(valid)[0]
+    representative[keyed[present]] = present
+    positions: IntArray = representative[best]
+    return positions, has
+
+
+def scan_take(column: pa.Array, segments: Segments, pick: Pick) -> Scanned:
     """`first`, `last` (non-null values in row order) and `min`/`max` of orderable
-    non-numeric columns and decimals (by dense ranks: a running maximum per segment,
-    each segment lifted above the ones before): positions into `column`, whose first
-    value is the carried one in a step."""
+    non-numeric columns and decimals (`ranked_positions`), as `pick` picks them:
+    positions into `column`, whose first value is the carried one in a step."""
     valid = validity(column)
-    fn = job.fn
-    if fn == "first":
-        positions, has = first_positions(valid, segments)
-    elif fn == "last":
-        positions, has = last_positions(valid, segments)
-    else:
-        ranks = dense_ranks(column)
-        top = int(ranks.max(initial=0))
-        keyed = np.where(valid, ranks if fn == "max" else top + 1 - ranks, 0)
-        lift = run_index(segments.starts) * np.int64(top + 2)
-        best = (np.maximum.accumulate(keyed + lift) - lift) if len(keyed) else keyed
-        has = best > 0
-        representative = np.zeros(top + 2, dtype=np.int64)
-        present = np.nonzero(valid)[0]
-        representative[keyed[present]] = present
-        positions = representative[best]
+    positions, has = pick(column, valid, segments)
     value = column.take(pa.array([positions[-1]], pa.int64())) if has[-1] else \
         pa.nulls(1, column.type)
     return Scanned(wa.Take(positions, has), column, {}, value)
 
 
-def scan_by(job: AggregateJob, j: int, column: pa.Array, by: pa.Array,
-            segments: Segments) -> Scanned:
-    """`max_by`/`min_by`: a running maximum per segment of `score * N + (N - 1 - pos)`
-    (score: `by`'s dense rank, or its reverse for min_by; null `by` never counts), so
-    the best `by` wins and, among equals, the earliest position; positions into
-    `column`, whose first value is the carried one in a step (with `by`'s)."""
+def scan_by(largest: bool, column: pa.Array, by: pa.Array, segments: Segments) -> Scanned:
+    """`max_by` (`largest`) or `min_by`: a running maximum per segment of
+    `score * N + (N - 1 - pos)` (score: `by`'s dense rank, or its reverse for min_by;
+    null `by` never counts), so the best `by` wins and, among equals, the earliest
+    position; positions into `column`, whose first value is the carried one in a step
+    (with `by`'s)."""
     valid = validity(by)
     n = len(valid)
     ranks = dense_ranks(by)
     top = int(ranks.max(initial=0))
-    score = ranks if job.fn == "max_by" else top - ranks
+    score = ranks if largest else top - ranks
     positions = np.arange(n, dtype=np.int64)
     keys = np.where(valid, score * n + (n - 1 - positions) + 1, 0)
     lift = run_index(segments.starts) * np.int64((top + 1) * n + 1)
@@ -425,6 +514,26 @@ def scan_ewm(job: AggregateJob, j: int, column: pa.Array, times: npt.NDArray[Any
         final = {f"{j}:ewm_sum": float(sums[at[-1]]), f"{j}:ewm_weight": float(weights[at[-1]]),
                  f"{j}:ewm_time": _scalar(t[at[-1]])}
     return Scanned(wa.Values(result, has), column, final)
+
+
+SCANS: dict[str, ScanAggregate] = {
+    "count": _count,
+    "sum": _sum,
+    "mean": _mean,
+    "min": partial(_extreme, False),
+    "max": partial(_extreme, True),
+    "first": partial(_take, first_picked),
+    "last": partial(_take, last_picked),
+    "variance": partial(_moments, False),
+    "stddev": partial(_moments, True),
+    "max_by": partial(_by, True),
+    "min_by": partial(_by, False),
+    "ewm_mean": _ewm,
+    "aggregator": _user,
+}
+"""One aggregation's running scan, by its algebra (`Definition.algebra`; `count()` of
+rows aside, which has no column): the aggregations a few accumulators hold
+(`Definition.accumulators`), a user's aggregator by its own state."""
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,12 @@ step's windows begin there); `wake` is the horizon that reaches the next end poi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from ..kernels import intervals as iv
-from ..kernels import stabbing as sb
 from ..plan.intervals import SnapshotWindows
 from .aggregate import AggregateJob
 from .intervals import IntervalKernel
@@ -90,16 +88,8 @@ class SnapshotKernel(IntervalKernel):
         return out, keep, {"newest": newest}
 
     def needs_members(self, job: AggregateJob) -> bool:
-        """Collect and udafs list each window group's members; a time-weighted mean does
-        not: every member of a snapshot window lives through all of it, so all weights
-        are equal and it is the mean."""
-        return job.fn != "time_weighted_mean" and super().needs_members(job)
-
-    def aggregate(self, job: AggregateJob, group: pa.Table, start: iv.IntArray,
-                  end: iv.IntArray, groups: iv.Groups, alive: sb.Stabbing,
-                  alive_memo: dict[tuple[str, str], Any] | None = None,
-                  frame_memo: dict[tuple[str, ...], Any] | None = None) -> pa.Array:
-        if job.fn == "time_weighted_mean":  # every weight is equal: the mean
-            job = replace(job, fn="mean")
-        return super().aggregate(job, group, start, end, groups, alive, alive_memo,
-                                 frame_memo)
+        """As every kind's, except for an aggregation weighing lifetimes (the
+        time-weighted mean): every member of a snapshot window lives through all of it,
+        so all weights are equal and it is the mean, which the alive kernels compute
+        without listing members (`alive.ALIVE_KERNELS`)."""
+        return not job.capabilities.lifetimes and super().needs_members(job)

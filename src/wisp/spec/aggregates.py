@@ -67,7 +67,10 @@ class Definition:
     - `algebra`: the key of its executable algebra on the executors (the vectorised
       kernels of `runtime`: partial states with `add`, `merge`, `finish`, and the frame
       kernels), which the runtime's registries look up; aggregations sharing a state
-      share a key's family there, never a comparison of names."""
+      share a key's family there, never a comparison of names.
+    - `arguments`: its constructor's arguments by name, in call order (`col` the
+      column; `min_count` aside, which every one takes); `required`: those a call must
+      give. A query file's aggregations follow them (`quantile(v, 0.9)`)."""
 
     mergeable: bool
     invertible: bool
@@ -86,6 +89,8 @@ class Definition:
     stream_panes: ValueClasses = ()
     accumulators: bool = True
     algebra: str = ""
+    arguments: tuple[str, ...] = ("col",)
+    required: tuple[str, ...] = ("col",)
 
 
 _ORDERABLE: ValueClasses = ("integer", "float", "decimal", "ordered")
@@ -107,7 +112,8 @@ def _picks(algebra: str, spark_running: bool = True) -> Definition:
 DEFINITIONS: dict[str, Definition] = {
     "count": Definition(mergeable=True, invertible=True, idempotent=False, output="long",
                         spark_grouped=ALL_CLASSES, spark_sliding=ALL_CLASSES,
-                        panes=ALL_CLASSES, stream_panes=ALL_CLASSES, algebra="count"),
+                        panes=ALL_CLASSES, stream_panes=ALL_CLASSES, algebra="count",
+                        required=()),
     "sum": Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
                       output="sum", spark_grouped=_NUMBERS, spark_sliding=("float",),
                       panes=("integer", "float"), stream_panes=_NUMBERS, algebra="sum"),
@@ -134,10 +140,12 @@ DEFINITIONS: dict[str, Definition] = {
     "udaf": Definition(mergeable=False, invertible=False, idempotent=False,
                        needs_values=True, reads_times=True, user_code=True,
                        output="declared", spark_running=False, accumulators=False,
-                       algebra="udaf"),
+                       algebra="udaf", arguments=("func", "col", "returns", "lifetimes"),
+                       required=("func", "col")),
     "quantile": Definition(mergeable=False, invertible=False, idempotent=False,
                            needs_values=True, takes="numeric", output="double",
-                           spark_running=False, accumulators=False, algebra="quantile"),
+                           spark_running=False, accumulators=False, algebra="quantile",
+                           arguments=("col", "q", "interpolation"), required=("col", "q")),
     "median": Definition(mergeable=False, invertible=False, idempotent=False,
                          needs_values=True, takes="numeric", output="double",
                          spark_running=False, accumulators=False, algebra="quantile"),
@@ -145,11 +153,14 @@ DEFINITIONS: dict[str, Definition] = {
                                  needs_values=True, takes="atomic", output="long",
                                  spark_running=False, accumulators=False,
                                  stream_panes=_ATOMIC, algebra="count_distinct"),
-    "max_by": _picks("max_by", spark_running=False),
-    "min_by": _picks("min_by", spark_running=False),
+    "max_by": replace(_picks("max_by", spark_running=False), arguments=("col", "by"),
+                      required=("col", "by")),
+    "min_by": replace(_picks("min_by", spark_running=False), arguments=("col", "by"),
+                      required=("col", "by")),
     "ewm_mean": Definition(mergeable=False, invertible=False, idempotent=False,
                            reads_times=True, running_only=True, takes="numeric",
-                           output="double", spark_running=False, algebra="ewm_mean"),
+                           output="double", spark_running=False, algebra="ewm_mean",
+                           arguments=("col", "half_life"), required=("col", "half_life")),
 }
 """The built-in aggregations, by the name their constructor gives (`Aggregation.fn`)."""
 def definition_of(fn: str) -> Definition:
@@ -163,7 +174,8 @@ def definition_of(fn: str) -> Definition:
 
 USER_DEFINITION = Definition(mergeable=True, invertible=False, idempotent=False,
                              reads_times=True, user_code=True, output="declared",
-                             spark_running=False, algebra="aggregator")
+                             spark_running=False, algebra="aggregator",
+                             arguments=("aggregator", "col"), required=("aggregator", "col"))
 """A user's `Aggregator`: mergeable by its `merge`, invertible when it defines
 `remove`; it sees the values' times, and no Spark operator computes it."""
 

@@ -77,17 +77,23 @@ def canonical(batches: list[pa.RecordBatch]) -> list[dict[str, Any]]:
 
 
 def kernel(*, calendar: CalendarTick | None = None, n: int = 1, partial: bool = False,
-           emit: str = "events", trailing: bool = False) -> TickKernel:
+           emit: str = "events", trailing: bool = False,
+           jobs: tuple[AggregateJob, ...] = JOBS) -> TickKernel:
     time_type = pa.int64() if calendar is None else pa.timestamp("us", tz="UTC")
     schema = pa.schema([pa.field("k", pa.string()),
                         *[pa.field(f, time_type) for f in ("window_start", "window_end",
                                                            "time")],
                         *[pa.field(name, job.output_type) for name, job in zip(
-                            NAMES, JOBS, strict=True)]])
+                            NAMES, jobs, strict=False)]])
     return TickKernel(keys=("k",), time="t",
                       time_kind="integer" if calendar is None else "timestamp",
                       time_scale=0, calendar=calendar, n=n, partial=partial, emit=emit,
-                      trailing=trailing, aggregates=JOBS, schema=schema)
+                      trailing=trailing, aggregates=jobs, schema=schema)
+
+
+ACCUMULATED = JOBS[:-1]
+"""Every aggregation but `collect`: all held by accumulators, so `Since` over calendar
+ticks carries its open period as them (`TickKernel.accumulates`)."""
 
 
 def events(keys: list[str], times: list[int], flags: list[bool | None] | None,
@@ -172,6 +178,39 @@ def test_since_calendar_resumes(data: tuple[pa.Table, list[int]], tick: Calendar
                                 emit: str) -> None:
     table, cuts = data
     assert_resumes(kernel(calendar=tick, emit=emit), table, cuts)
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=calendar_input(), tick=ticks_st, emit=st.sampled_from(["events", "ticks", "both"]))
+def test_since_calendar_as_accumulators_gives_the_rows_kernels_rows(
+        data: tuple[pa.Table, list[int]], tick: CalendarTick, emit: str) -> None:
+    """Carried as accumulators (running scans restarting at each period, read at each
+    frame's last row; an empty period's tick row the empty window's), whole or cut
+    anywhere with the state through bytes, the rows are those of the kernel that keeps
+    the period's rows and aggregates frames (`collect` makes it keep them)."""
+    table, cuts = data
+    rows_kernel = kernel(calendar=tick, emit=emit)
+    accumulated = kernel(calendar=tick, emit=emit, jobs=ACCUMULATED)
+    assert accumulated.accumulates and not rows_kernel.accumulates
+    want = [rows_kernel.run_group(table).drop_columns(["collect_i"])]
+    assert_same([accumulated.run_group(table)], want, table)
+    assert_same(cut_run(accumulated, table, cuts), want, table)
+
+
+def test_a_long_period_as_accumulators_carries_one_row() -> None:
+    """A thousand events within one day, daily ticks, fed seven at a time: the state
+    stays one row (the key's values and the accumulators), not the period's rows."""
+    m = 1000
+    table = events(["a"] * m, [BASE + j * 60_000_000 for j in range(m)], None,
+                   [float(j % 17) for j in range(m)], calendar=True)
+    accumulated = kernel(calendar=ws.daily(), emit="both", jobs=ACCUMULATED)
+    state: KernelState | None = None
+    for begin in range(0, m, 7):
+        _, state = accumulated.step(state, table.slice(begin, 7))
+        assert state.rows.num_rows == 1
+    want = [kernel(calendar=ws.daily(), emit="both").run_group(table)
+            .drop_columns(["collect_i"])]
+    assert_same(cut_run(accumulated, table, list(range(0, m, 7))), want, table)
 
 
 @settings(max_examples=120, deadline=None)

@@ -78,7 +78,22 @@ class TicksPlan(Plan):
                                           else "")
         else:
             ticks = "the boolean tick column evaluated by Spark next to each row"
+        if self.accumulated:
+            return (HOW.split(": {ticks}")[0] + f": {ticks}; each period's aggregates "
+                    "running scans (accumulators: counts, sums, extremes, first/last, "
+                    "moments, max_by/min_by, a user aggregator's state) restarting at "
+                    "each tick and read at each row and tick, so a long key's open period "
+                    "is carried from one piece to the next as its accumulators, not its "
+                    "rows.")
         return HOW.format(ticks=ticks)
+
+    @property
+    def accumulated(self) -> bool:
+        """Whether the kernel keeps `Since` over calendar ticks as accumulators (every
+        aggregation held by them; `runtime.periods.TickKernel.accumulates` applies the
+        same rule)."""
+        return (self.ticks.calendar is not None and not self.ticks.trailing
+                and accumulated(self.aggregations))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -339,7 +339,8 @@ def _ticks_kept(ticks: Ticks) -> tuple[str, str]:
             "included, all at once when the watermark jumps over several")
     emits = {"ticks": tick, "events": row, "both": f"{tick}; and {row}"}[ticks.emit]
     return ("the rows of the open period (after the last tick row written), the key's "
-            "first tick and the last tick written", emits)
+            "first tick and the last tick written (the open period's accumulators "
+            "instead of its rows where every aggregation has them)", emits)
 
 
 def _policy_sized(window: Tumbling) -> bool:

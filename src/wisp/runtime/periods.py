@@ -200,9 +200,10 @@ class TickKernel:
                 else self.predicate_rows(group, times, runs))
         return self.output(group, times, runs, rows)
 
-    def output(self, group: pa.Table, times: IntArray, runs: IntArray, rows: Rows
-               ) -> pa.RecordBatch:
-        """The output batch of `rows` (frames into `group`)."""
+    def output(self, group: pa.Table, times: IntArray, runs: IntArray, rows: Rows,
+               scans: Scans | None = None) -> pa.RecordBatch:
+        """The output batch of `rows` (frames into `group`; with `accumulates`, read from
+        the running scans: `scans`, or scans of `group` restarting at each period)."""
         m = len(rows.lo)
         everywhere = np.ones(m, dtype=bool)
         columns: list[pa.Array] = []
@@ -211,11 +212,140 @@ class TickKernel:
             columns.append(group.column(key).combine_chunks().take(first_row))
         for ticks in (rows.start, rows.end, rows.time):
             columns.append(from_ticks(ticks, everywhere, self.time_kind, self.time_scale))
+        if self.accumulates:
+            if scans is None:
+                scans = self.scans(group, times, runs, rows)
+            columns += [with_nulls(result, rows.valid) for result in scans.at(rows)]
+            return pa.RecordBatch.from_arrays(columns, schema=self.schema)
         memo: dict[tuple[str, ...], Any] = {}
         for job in self.aggregates:
             result = aggregate(job, group, times, rows.lo, rows.hi, memo)
             columns.append(with_nulls(result, rows.valid))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    # -------------------------------------------------------- accumulators path
+
+    @property
+    def accumulates(self) -> bool:
+        """Whether `Since` over calendar ticks keeps its open period as accumulators, not
+        rows: when every aggregation is held by a few (`Definition.accumulators`). Each
+        period's aggregates are then running scans restarting at each period, read at a
+        frame's last row (a frame is a prefix of its period), whole runs and pieces
+        alike, so a step resumes a period exactly and a period of any length costs a
+        constant state. `Trailing` reaches back over `n` periods and keeps rows."""
+        return self.calendar is not None and not self.trailing and all(
+            job.capabilities.accumulators and not job.lifetimes for job in self.aggregates)
+
+    def scans(self, group: pa.Table, times: IntArray, runs: IntArray, rows: Rows) -> Scans:
+        """Running scans of whole runs, restarting at each period: every frame's `lo`
+        (each frame is a prefix of its period, an empty one starts where the next period
+        does) and each run's start."""
+        from . import running
+
+        n = group.num_rows
+        starts = np.unique(np.concatenate([rows.lo, runs, [n]]).astype(np.int64))
+        starts = starts[starts <= n]
+        found = running.scan_all(self.aggregates, group, running.Segments(starts),
+                                 running.Carry({}, None, 0), times)
+        return Scans(self.aggregates, found, group.slice(0, 0))
+
+    def accumulated_step(self, state: KernelState | None, chunk: pa.Table,
+                         horizon: Horizon | None, force: bool = False
+                         ) -> tuple[pa.RecordBatch, KernelState]:
+        """`step` when the open period is carried as accumulators (`accumulates`): the
+        state is one row (the key columns, the values `first`/`last`/... carry, and the
+        input columns of the key's last row, for their types) and scalars: `first`,
+        `emitted` and `newest` as the rows path keeps them, `latest` (the key's newest
+        time), and while a period is open `period` (its closing tick), `last` (the time
+        of its last event) and the aggregations' accumulators. The chunk's rows follow
+        the open period as one virtual position 0 at `last`. `force` (end of input)
+        emits the tick rows through the period of the newest event (`finish`)."""
+        from . import running
+
+        scalars: dict[str, Scalar] = {} if state is None else dict(state.scalars)
+        held = None if state is None or state.rows.num_rows == 0 else state.rows
+        virtual = 1 if "period" in scalars else 0
+        m = chunk.num_rows
+        if held is None and m == 0:
+            return self._nothing(), state if state is not None else KernelState(pa.table({}))
+        if m == 0 and not force and (horizon is None or not self._tick_rows):
+            return self._nothing(), state if state is not None else KernelState(pa.table({}))
+        tick = self.calendar
+        assert tick is not None
+        times = to_ticks(chunk.column(self.time).combine_chunks(), self.time_kind)
+        if m and self.newest_column in chunk.column_names:
+            newest = int(to_ticks(chunk.column(self.newest_column).combine_chunks()
+                                  .slice(0, 1), self.time_kind)[0])
+            scalars["newest"] = max(newest, _int(scalars.get("newest", newest)))
+        if m:
+            scalars["latest"] = max(int(times[-1]), _int(scalars.get("latest", int(times[-1]))))
+        lead = np.array([_int(scalars["last"])] if virtual else [], dtype=np.int64)
+        positions = np.concatenate([lead, times.astype(np.int64)])
+        if force:
+            upper = max(_int(scalars.get("latest", calendar.CALENDAR_MIN_US)),
+                        _int(scalars.get("newest", calendar.CALENDAR_MIN_US)))
+            reference = calendar.closing_tick(tick, upper) + 1
+        else:
+            reference = int(times[-1]) if m else (
+                int(positions[-1]) if len(positions) else int(calendar.CALENDAR_MIN_US))
+            if horizon is not None:
+                reference = max(reference, math.ceil(horizon))
+        rows, _ = self._calendar_step(positions, virtual, scalars, reference)
+        if m:
+            source = chunk
+        else:  # typed columns, no rows
+            assert held is not None
+            source = held.select(self.input_names(held)).slice(0, 0)
+        keys = chunk.select(list(self.keys))  # a row of key values per position
+        if held is not None and not m:
+            keys = held.select(list(self.keys))
+        elif held is not None and virtual:
+            keys = pa.concat_tables([held.select(list(self.keys)).cast(keys.schema), keys])
+        n = len(positions)
+        periods = np.zeros(0, dtype=np.int64)
+        found: list[Any] = []
+        if n:
+            ticks, _, _ = kf.tick_table(tick, int(positions[0]), int(positions[-1]), 1)
+            periods = np.searchsorted(ticks, positions, side="left").astype(np.int64)
+            starts = np.flatnonzero(np.r_[True, periods[1:] != periods[:-1]])
+            segments = running.Segments(np.append(starts, n).astype(np.int64))
+            found = running.scan_all(self.aggregates, source, segments,
+                                     running.Carry(scalars, held, virtual), positions)
+        out = self.output(keys, positions, one_run(max(keys.num_rows, n)), rows,
+                          Scans(self.aggregates, found, source.slice(0, 0)))
+        kept: dict[str, Scalar] = {name: scalars[name] for name in (
+            "first", "emitted", "newest", "latest") if name in scalars}
+        closing = int(ticks[periods[-1]]) if n else None
+        emitted = scalars.get("emitted")
+        done = closing is None or force or (
+            self._tick_rows and emitted is not None and _int(emitted) >= closing)
+        if done:  # no open period: one row for the key's values (its tick rows go on)
+            rows_kept = keys.slice(keys.num_rows - 1)
+            return out, KernelState(self.with_inputs(rows_kept, source, chunk, held), kept)
+        assert closing is not None
+        carried_state = running.carried(self.keys, keys, found, {
+            **kept, "period": closing, "last": int(positions[-1])}, keys_always=True)
+        return out, KernelState(self.with_inputs(carried_state.rows, source, chunk, held),
+                                carried_state.scalars)
+
+    def input_names(self, table: pa.Table) -> list[str]:
+        """The columns of `table` that are input columns (not the keys, not carried)."""
+        return [c for c in table.column_names
+                if c not in self.keys and not c.startswith("__wisp_carry")]
+
+    def with_inputs(self, rows: pa.Table, source: pa.Table, chunk: pa.Table,
+                    held: pa.Table | None) -> pa.Table:
+        """`rows` (one row) with the input columns of the key's last row, typed, for a
+        later step's chunk of no rows."""
+        if chunk.num_rows:
+            last = chunk.slice(chunk.num_rows - 1)
+        else:
+            assert held is not None
+            last = held.slice(held.num_rows - 1)
+        for name in self.input_names(last):
+            if name not in rows.column_names:
+                rows = rows.append_column(name, last.column(name).combine_chunks())
+        return rows
 
     # ------------------------------------------------------------- resumable path
 
@@ -224,6 +354,8 @@ class TickKernel:
         """The rows final once the key's rows so far are known (see the class's
         docstring) and, told a stream's `horizon` (no later row of the key comes before
         it), the calendar tick rows before it too; the state for the rows that follow."""
+        if self.accumulates:
+            return self.accumulated_step(state, chunk, horizon)
         table = pending(state, chunk)
         carried = 0 if state is None else state.rows.num_rows
         scalars: dict[str, Scalar] = {} if state is None else dict(state.scalars)
@@ -256,6 +388,10 @@ class TickKernel:
         the whole input (`Since` over calendar ticks emitting ticks); nothing else."""
         if state is None or not self._tick_rows:
             return self._nothing()
+        if self.accumulates:
+            if "first" not in state.scalars or state.rows.num_rows == 0:
+                return self._nothing()
+            return self.accumulated_step(state, state.rows.slice(0, 0), None, force=True)[0]
         table = state.rows.slice(1) if state.scalars.get(HOLDER) else state.rows
         if table.num_rows == 0:
             return self._nothing()
@@ -392,6 +528,41 @@ class TickKernel:
         if emitted is None:
             return int(np.searchsorted(ticks, _int(scalars["first"]), side="left"))
         return int(np.searchsorted(ticks, _int(emitted), side="right"))
+
+
+@dataclass(frozen=True)
+class Scans:
+    """Running scans of the aggregations over scanned positions (`running.scan_all`),
+    read at frames: each frame `[lo, hi)` is a prefix of its period, so its result is
+    the scan at `hi - 1`, and an empty frame's is the empty window's (`aggregate` over
+    no rows, from `source`'s typed columns)."""
+
+    aggregates: tuple[AggregateJob, ...]
+    found: list[Any]
+    source: pa.Table
+
+    def at(self, rows: Rows) -> list[pa.Array]:
+        from .running import result_at
+
+        k = len(rows.lo)
+        has = rows.hi > rows.lo
+        last = np.maximum(rows.hi - 1, 0).astype(np.int64)
+        empties = int((~has).sum())
+        order = np.where(has, np.cumsum(has) - 1, int(has.sum()) + np.cumsum(~has) - 1)
+        columns: list[pa.Array] = []
+        for j, job in enumerate(self.aggregates):
+            parts: list[pa.Array] = []
+            if has.any():
+                parts.append(result_at(self.found[j], job, last[has]))
+            if empties:
+                nothing = np.zeros(empties, dtype=np.int64)
+                parts.append(aggregate(job, self.source, nothing[:0], nothing, nothing))
+            if not parts:
+                columns.append(pa.nulls(0, job.output_type))
+                continue
+            joined = pa.concat_arrays([p.cast(job.output_type) for p in parts])
+            columns.append(joined.take(pa.array(order[:k], pa.int64())) if k else joined)
+        return columns
 
 
 def _int(value: Scalar) -> int:

@@ -10,9 +10,11 @@ workers Spark forks (processes running `pyspark.daemon` or `pyspark.worker`) and
 the largest `VmHWM` (a process's peak resident memory) it sees. Workers are not reused
 between tasks (`spark.python.worker.reuse=false`), so each case's peak is its own. A
 case that fails is reported with its error (the line naming wisp's error, else the
-first), never dropped; the two cases whose state grows with the key's history
-(`cumulative_udaf`, `session_endless`) are expected to fail at the cap with a
-`WispMemoryError` naming it.
+first), never dropped. A case whose state grows with the key's history
+(`cumulative_udaf`: a udaf reads every earlier value) is expected to fail at the cap
+with a `WispMemoryError` naming it; `session_endless` and `since_endless` (one session,
+or one yearly period, of every event) failed so before their open window was carried
+as accumulators.
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ CASES = [
         ws.Sliding(ws.Count(1_000), ws.Count(10))).agg(*_aggs())),
     Case("since", lambda df: ws.events(_stamped(df), time="ts", key="k").window(
         ws.Since(ws.hourly(), emit="both")).agg(*_aggs())),
+    Case("since_endless", lambda df: ws.events(_stamped(df), time="ts", key="k").window(
+        ws.Since(ws.yearly(), emit="both")).agg(*_aggs())),
     Case("trailing", lambda df: ws.events(_stamped(df), time="ts", key="k").window(
         ws.Trailing(24, ws.hourly())).agg(*_aggs())),
     Case("session", lambda df: _ev(df).window(ws.Session(100, max_duration=10_000)).agg(

@@ -23,7 +23,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..plan.periods import TicksPlan
-from ..runtime.periods import HIDDEN_NEWEST, HIDDEN_TICK, TickKernel
+from ..runtime.periods import HIDDEN_NEWEST, TickKernel
+from ..runtime.running import HIDDEN_TICK
 from .columns import col, guarded, whole_input
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import (

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ..plan.periods import AccumulatorsPlan
-from ..runtime.periods import HIDDEN_TICK
-from ..runtime.running import RunningKernel
+from ..runtime.running import HIDDEN_TICK, RunningKernel
 from .columns import guarded
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped, output_fields

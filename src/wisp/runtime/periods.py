@@ -48,8 +48,8 @@ from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks, with_nulls
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
+from .running import HIDDEN_TICK, Carry, Segments, carried, result_at, scan_all
 
-HIDDEN_TICK = "__wisp_tick__"
 HIDDEN_NEWEST = "__wisp_newest__"
 HOLDER = "holder"
 """The scalar that marks a state's first row as holding only the key's values (a
@@ -240,13 +240,11 @@ class TickKernel:
         """Running scans of whole runs, restarting at each period: every frame's `lo`
         (each frame is a prefix of its period, an empty one starts where the next period
         does) and each run's start."""
-        from . import running
-
         n = group.num_rows
         starts = np.unique(np.concatenate([rows.lo, runs, [n]]).astype(np.int64))
         starts = starts[starts <= n]
-        found = running.scan_all(self.aggregates, group, running.Segments(starts),
-                                 running.Carry({}, None, 0), times)
+        found = scan_all(self.aggregates, group, Segments(starts),
+                                 Carry({}, None, 0), times)
         return Scans(self.aggregates, found, group.slice(0, 0))
 
     def accumulated_step(self, state: KernelState | None, chunk: pa.Table,
@@ -260,8 +258,6 @@ class TickKernel:
         of its last event) and the aggregations' accumulators. The chunk's rows follow
         the open period as one virtual position 0 at `last`. `force` (end of input)
         emits the tick rows through the period of the newest event (`finish`)."""
-        from . import running
-
         scalars: dict[str, Scalar] = {} if state is None else dict(state.scalars)
         held = None if state is None or state.rows.num_rows == 0 else state.rows
         virtual = 1 if "period" in scalars else 0
@@ -308,9 +304,9 @@ class TickKernel:
             ticks, _, _ = kf.tick_table(tick, int(positions[0]), int(positions[-1]), 1)
             periods = np.searchsorted(ticks, positions, side="left").astype(np.int64)
             starts = np.flatnonzero(np.r_[True, periods[1:] != periods[:-1]])
-            segments = running.Segments(np.append(starts, n).astype(np.int64))
-            found = running.scan_all(self.aggregates, source, segments,
-                                     running.Carry(scalars, held, virtual), positions)
+            segments = Segments(np.append(starts, n).astype(np.int64))
+            found = scan_all(self.aggregates, source, segments,
+                                     Carry(scalars, held, virtual), positions)
         out = self.output(keys, positions, one_run(max(keys.num_rows, n)), rows,
                           Scans(self.aggregates, found, source.slice(0, 0)))
         kept: dict[str, Scalar] = {name: scalars[name] for name in (
@@ -323,7 +319,7 @@ class TickKernel:
             rows_kept = keys.slice(keys.num_rows - 1)
             return out, KernelState(self.with_inputs(rows_kept, source, chunk, held), kept)
         assert closing is not None
-        carried_state = running.carried(self.keys, keys, found, {
+        carried_state = carried(self.keys, keys, found, {
             **kept, "period": closing, "last": int(positions[-1])}, keys_always=True)
         return out, KernelState(self.with_inputs(carried_state.rows, source, chunk, held),
                                 carried_state.scalars)
@@ -542,8 +538,6 @@ class Scans:
     source: pa.Table
 
     def at(self, rows: Rows) -> list[pa.Array]:
-        from .running import result_at
-
         k = len(rows.lo)
         has = rows.hi > rows.lo
         last = np.maximum(rows.hi - 1, 0).astype(np.int64)

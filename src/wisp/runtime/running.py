@@ -47,7 +47,6 @@ from .aggregate import (
 )
 from .batches import CHUNK_ROWS
 from .codec import dense_ranks, from_ticks, numeric_values, to_ticks, validity
-from .periods import HIDDEN_TICK
 from .resumable import Horizon, KernelState, Scalar, resumed
 
 IntArray = npt.NDArray[np.int64]
@@ -56,6 +55,8 @@ BoolArray = npt.NDArray[np.bool_]
 
 SUPPORTED = tuple(fn for fn, definition in DEFINITIONS.items() if definition.accumulators)
 """The built-in aggregations a few accumulators hold (`Definition.accumulators`)."""
+HIDDEN_TICK = "__wisp_tick__"
+"""The hidden boolean column Spark evaluates next to each row for predicate ticks."""
 _INT_MIN, _INT_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _CARRY = "__wisp_carry_{}__"
 _CARRY_BY = "__wisp_carry_by_{}__"

@@ -2,8 +2,9 @@
 planner tests and by the script that recorded the golden explain texts.
 
 Each scenario names an input schema (DDL), the roles bound to it, a window spec, the
-aggregations, an optional `strategy=` and whether the session measures Arrow batches.
-Nothing here needs Spark."""
+aggregations, an optional `strategy=`, whether the session measures Arrow batches and,
+for a stream, its lateness and late policy (`STREAMS`: each stream strategy, panes and
+row-carrying, keyed and not). Nothing here needs Spark."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class Scenario:
     strategy: str | None = None
     measured: bool = False
     tags: tuple[str, ...] = field(default=())
+    lateness: int | None = None
+    """A stream's lateness in ticks (None: a batch table)."""
+    on_late: str = "count"
 
 
 def _sum() -> tuple[A.Aggregation, ...]:
@@ -82,4 +86,43 @@ SCENARIOS = (
              lambda: W.Session("5m"), _sum),
     Scenario("arrow-sessions-capped", INTERVALS, {"time": "ts", "end": "e"},
              lambda: W.Session("5m", max_duration="1h"), _sum),
+
 )
+
+SECONDS = 1_000_000
+STREAM = {"time": "ts", "key": "k"}
+
+
+def _picks() -> tuple[A.Aggregation, ...]:
+    return (A.count(), A.sum("v"), A.first("v"), A.max_by("v", "ts"),
+            A.count_distinct("v"))
+
+
+STREAMS = (
+    Scenario("stream-panes-keyed", POINTS, STREAM, lambda: W.Tumbling("10s"), _picks,
+             lateness=5 * SECONDS),
+    Scenario("stream-panes-keyless", POINTS, {"time": "ts"},
+             lambda: W.Hopping("10s", "4s"), _sum, lateness=5 * SECONDS),
+    Scenario("stream-panes-late-rows", POINTS, STREAM, lambda: W.Tumbling("10s"), _sum,
+             lateness=5 * SECONDS, on_late="emit"),
+    Scenario("stream-rows-tumbling", POINTS, STREAM, lambda: W.Tumbling("10s"),
+             lambda: (A.collect("v"),), lateness=5 * SECONDS),
+    Scenario("stream-rows-range", POINTS, STREAM, lambda: W.Range.past("10s"),
+             lambda: (A.mean("v"),), lateness=5 * SECONDS),
+    Scenario("stream-rows-range-keyless", POINTS, {"time": "ts"},
+             lambda: W.Range.past("10s"), lambda: (A.mean("v"),), lateness=5 * SECONDS),
+    Scenario("stream-running", POINTS, STREAM, lambda: None, _sum, lateness=5 * SECONDS),
+    Scenario("stream-since-predicate", POINTS, STREAM, lambda: W.Since("flag"), _sum,
+             lateness=5 * SECONDS),
+    Scenario("stream-since-calendar", POINTS, STREAM, lambda: W.Since(W.daily()), _sum,
+             lateness=5 * SECONDS),
+    Scenario("stream-sessions", POINTS, STREAM, lambda: W.Session("1m"), _sum,
+             lateness=5 * SECONDS),
+    Scenario("stream-sliding", POINTS, STREAM,
+             lambda: W.Sliding(P.Count(10), P.Count(2)), _sum, lateness=5 * SECONDS),
+    Scenario("stream-dynamic-clock", POINTS, STREAM,
+             lambda: W.Dynamic(W.clock("1s"), start="-2s"), _sum, lateness=5 * SECONDS),
+    Scenario("stream-intervals", INTERVALS, {"time": "ts", "end": "e", "key": "k"},
+             lambda: W.Hopping("10s", "5s"), _sum, lateness=5 * SECONDS),
+)
+"""A scenario per stream strategy (panes and row-carrying, keyed and not)."""

@@ -7,10 +7,11 @@ that the typed planner chose the same strategies and says the same words.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
-from scenarios import SCENARIOS, Scenario
+from scenarios import SCENARIOS, STREAMS, Scenario
 from schema import source
 
 from wisp.plan.explain import describe
@@ -20,14 +21,20 @@ from wisp.plan.source import Inputs, Settings
 GOLDEN = Path(__file__).parent / "golden"
 
 
+def inputs_of(scenario: Scenario) -> Inputs:
+    described = source(scenario.ddl, **scenario.roles)
+    if scenario.lateness is not None:
+        described = dataclasses.replace(described, lateness=scenario.lateness,
+                                        on_late=scenario.on_late)  # type: ignore[arg-type]
+    return Inputs(described, settings=Settings(arrow_batches_measured=scenario.measured))
+
+
 def planned_text(scenario: Scenario) -> str:
-    inputs = Inputs(source(scenario.ddl, **scenario.roles),
-                    settings=Settings(arrow_batches_measured=scenario.measured))
-    return describe(plan(inputs, scenario.window(), scenario.aggregations(),
+    return describe(plan(inputs_of(scenario), scenario.window(), scenario.aggregations(),
                          scenario.strategy)) + "\n"
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", SCENARIOS + STREAMS, ids=lambda s: s.name)
 def test_explain_matches_its_golden_file(scenario: Scenario,
                                          request: pytest.FixtureRequest) -> None:
     path = GOLDEN / f"{scenario.name}.txt"
@@ -43,10 +50,19 @@ def test_every_strategy_has_a_golden_file() -> None:
                           "native-buckets", "panes", "arrow-intervals", "arrow-spl",
                           "arrow-ticks", "native-periods", "arrow-dynamic", "arrow-sessions",
                           "arrow-running"}
-    assert {p.stem for p in GOLDEN.glob("*.txt")} == {s.name for s in SCENARIOS}
+    assert {describe_strategy(s) for s in STREAMS} == {"stream"}
+    assert {p.stem for p in GOLDEN.glob("*.txt")} == {s.name for s in SCENARIOS + STREAMS}
+
+
+def test_every_stream_shape_has_a_golden_file() -> None:
+    """Panes (with late rows counted or emitted, keyed or not) and the row-carrying
+    operator over each inner strategy that streams."""
+    inner = {getattr(plan(inputs_of(s), s.window(), s.aggregations(), s.strategy),
+                     "inner").strategy for s in STREAMS}
+    assert inner == {"stream-panes", "arrow-intervals", "arrow-frames", "arrow-running",
+                     "arrow-ticks", "arrow-sessions", "arrow-spl", "arrow-dynamic"}
 
 
 def describe_strategy(scenario: Scenario) -> str:
-    inputs = Inputs(source(scenario.ddl, **scenario.roles),
-                    settings=Settings(arrow_batches_measured=scenario.measured))
-    return plan(inputs, scenario.window(), scenario.aggregations(), scenario.strategy).strategy
+    return plan(inputs_of(scenario), scenario.window(), scenario.aggregations(),
+                scenario.strategy).strategy

@@ -27,7 +27,10 @@ def describe(plan: Plan) -> str:
                      "slide by two stacks of merged states (each row added and merged "
                      "once), other windows by a segment tree of merged states, running "
                      "windows by one state carried per key.")
-    if plan.python:
+    if plan.sorts:
         lines.append(f"Sorting: {sort_words(source, [source.time.name, *plan.tie_break])}")
+    elif plan.python:
+        lines.append("Sorting: none: each row goes into its pane's partials as it arrives, "
+                     "in any order.")
     lines.append(f"Why: {plan.reason}.")
     return "\n".join(lines)

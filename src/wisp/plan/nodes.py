@@ -76,3 +76,9 @@ class Plan:
     def how(self) -> str:
         """What runs, in words."""
         raise NotImplementedError(type(self).__name__)
+
+    @property
+    def sorts(self) -> bool:
+        """Whether wisp's Python worker sorts the rows it reads (`explain`'s Sorting
+        line): every Python strategy but those that take rows in any order."""
+        return self.python

@@ -107,6 +107,11 @@ class StreamPlan(Plan):
 
     strategy = STREAM_STRATEGY
 
+    @property
+    def sorts(self) -> bool:
+        """Pane partials take rows in any order: nothing is sorted."""
+        return not isinstance(self.inner, PanesPlan)
+
     def how(self) -> str:
         if isinstance(self.inner, PanesPlan) and self.source.on_late != "emit":
             keyed = bool(self.source.key)
@@ -153,7 +158,9 @@ class StreamPlan(Plan):
                      "edge goes in as an open-ended event, and its end edge, when it "
                      "passes the watermark, sets its end on the event the kernel carries; "
                      "an end edge without a start fails the query. ")
-        return ("Structured Streaming: rows grouped by key into Spark's stateful operator "
+        grouped = ("rows grouped by key into" if self.source.key else
+                   "every row in one group of")
+        return (f"Structured Streaming: {grouped} Spark's stateful operator "
                 "(transformWithStateInPandas, event time, RocksDB state store); per key, "
                 "the rows ahead of the watermark wait in the state, and those at or "
                 "below it are sorted by time and tie-break and fed to the resumable "
@@ -202,10 +209,14 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
                   "whose start never gets an end edge stays for ever)")
         emits += ("; a start edge is an open-ended event until its end edge passes the "
                   "watermark, which then sets its end")
+    reason = ("the source is a streaming DataFrame: each key's rows go through the "
+              "kernel's resumable steps as the watermark passes them")
+    if isinstance(inner, PanesPlan):
+        reason = ("the source is a streaming DataFrame, and every aggregation has a "
+                  "partial state: each row goes into its pane's partials as it arrives, "
+                  "and a window is written once the watermark passes its end")
     return StreamPlan(source=source, window=inner.window, aggregations=resolved,
-                      tie_break=tie_break_columns(source), reason=(
-                          "the source is a streaming DataFrame: each key's rows go through "
-                          "the kernel's resumable steps as the watermark passes them"),
+                      tie_break=tie_break_columns(source), reason=reason,
                       inner=inner, lateness=source.lateness, state=state, emits=emits)
 
 

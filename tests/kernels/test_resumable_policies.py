@@ -52,18 +52,20 @@ def policy(kind: str, size: int, d: int, shift: int, unit: float | int,
 
 
 def make_kernel(mode: str, evict: Policy, trigger: Policy | None, partial: bool,
-                float_time: bool, float_attr: bool, chunk_rows: int = CHUNK_ROWS
-                ) -> rp.SplKernel:
+                float_time: bool, float_attr: bool, chunk_rows: int = CHUNK_ROWS,
+                collect: bool = True) -> rp.SplKernel:
+    """The kernel over `AGGREGATES` (without `collect`: all held by accumulators)."""
     time_type = pa.float64() if float_time else pa.int64()
     fields = [pa.field("k", pa.string()), pa.field("window_start", time_type),
               pa.field("window_end", time_type), pa.field("time", time_type)]
-    fields += [pa.field(name, job.output_type)
-               for name, job in zip(NAMES, AGGREGATES, strict=True)]
+    chosen = [(name, job) for name, job in zip(NAMES, AGGREGATES, strict=True)
+              if collect or job.fn != "collect"]
+    fields += [pa.field(name, job.output_type) for name, job in chosen]
     delta = isinstance(evict, Delta) or isinstance(trigger, Delta)
     attrs = (("a", "float" if float_attr else "integer"),) if delta else ()
     return rp.SplKernel(("k",), "t", "float" if float_time else "integer", 0, mode, evict,
-                        trigger, partial, attrs, AGGREGATES, pa.schema(fields),
-                        chunk_rows)
+                        trigger, partial, attrs, tuple(job for _, job in chosen),
+                        pa.schema(fields), chunk_rows)
 
 
 def make_table(data: list[tuple[int, int, float | None, bool | None]], float_time: bool,
@@ -106,6 +108,36 @@ row_st = st.tuples(st.integers(-12, 12), st.integers(-6, 6),
                    st.one_of(st.none(), st.booleans()))
 data_st = st.lists(row_st, max_size=40)
 cuts_st = st.lists(st.integers(0, 40), max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=data_st, cuts=cuts_st, kind=st.sampled_from(["delta", "punctuation"]),
+       d=st.integers(0, 4), partial=st.booleans(), in_order=st.booleans(),
+       float_time=st.booleans(), float_attr=st.booleans())
+def test_tumbling_as_accumulators_gives_the_rows_kernels_rows(
+        data: list[Any], cuts: list[int], kind: str, d: int, partial: bool, in_order: bool,
+        float_time: bool, float_attr: bool) -> None:
+    """Delta- and punctuation-sized tumbling windows over aggregations all held by
+    accumulators carry the open window as them (`SplKernel.accumulates`): whole or cut
+    anywhere with the state through bytes, the rows of the kernel that keeps the
+    window's tuples (`collect` makes it keep them), and a state of at most one row."""
+    if in_order:
+        data = sorted(data, key=lambda r: r[0])
+    unit: float | int = 0.25 if float_time else 1
+    attr_unit: float | int = 0.5 if float_attr else 1
+    size_policy = policy(kind, 1, d, 0, unit, attr_unit)
+    keeping = make_kernel("tumbling", size_policy, None, partial, float_time, float_attr)
+    accumulated = make_kernel("tumbling", size_policy, None, partial, float_time,
+                              float_attr, collect=False)
+    assert accumulated.accumulates and not keeping.accumulates
+    table = make_table(data, float_time, float_attr)
+    want = rows([keeping.run_group(table).drop_columns(["collect_i"])])
+    assert rows([accumulated.run_group(table)]) == want
+    assert rows(cut_run(accumulated, table, cuts)) == want
+    state: KernelState | None = None
+    for begin in range(0, table.num_rows, 3):
+        _, state = accumulated.step(state, table.slice(begin, 3))
+        assert state.rows.num_rows <= 1
 
 
 @settings(max_examples=250, deadline=None)

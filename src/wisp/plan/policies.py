@@ -77,7 +77,24 @@ class PoliciesPlan(Plan):
         else:
             words = (f"tumbling window, {policy_words(self.evict)}"
                      f"{', the unfired tail flushed' if self.partial else ''}")
+        if self.accumulated:
+            return (HOW.split(" Windows that stay")[0].format(policies=words) + " Each "
+                    "window's aggregates are running scans (accumulators: counts, sums, "
+                    "extremes, first/last, moments, max_by/min_by, a user aggregator's "
+                    "state) restarting at each window and read at its last tuple, so a "
+                    "long key's open window is carried from one piece to the next as its "
+                    "accumulators, its first tuple's time and attributes and its last "
+                    "tuple's time, not its tuples.")
         return HOW.format(policies=words)
+
+    @property
+    def accumulated(self) -> bool:
+        """Whether a delta- or punctuation-sized tumbling window keeps its open window
+        as accumulators (every aggregation held by them;
+        `runtime.policies.SplKernel.accumulates` applies the same rule)."""
+        return (self.trigger is None and isinstance(self.evict, (Delta, Punctuation))
+                and all(r.aggregation.definition.accumulators and not r.aggregation.lifetimes
+                        for r in self.aggregations))
 
 
 @dataclass(frozen=True, kw_only=True)

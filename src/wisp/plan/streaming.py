@@ -377,6 +377,9 @@ def _policies(inputs: Inputs, window: Sliding | Tumbling,
         state = ("the window's contents (count eviction: the last n tuples; time: the "
                  "tuples within t of the newest; delta: the tuples no later one exceeded "
                  "by more than d, not bounded for falling values)")
+    elif getattr(inner, "accumulated", False):
+        state = ("the open window's accumulators, its first tuple's time and attributes "
+                 "and its last tuple's time (one row, however long the window)")
     else:
         state = ("the tuples since the last firing (a delta- or punctuation-sized "
                  "window: not bounded while it does not fire)")

@@ -48,7 +48,7 @@ from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks, with_nulls
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
-from .running import HIDDEN_TICK, Carry, Segments, carried, result_at, scan_all
+from .running import HIDDEN_TICK, Carry, Scans, Segments, carried, scan_all
 
 HIDDEN_NEWEST = "__wisp_newest__"
 HOLDER = "holder"
@@ -215,7 +215,7 @@ class TickKernel:
         if self.accumulates:
             if scans is None:
                 scans = self.scans(group, times, runs, rows)
-            columns += [with_nulls(result, rows.valid) for result in scans.at(rows)]
+            columns += [with_nulls(result, rows.valid) for result in scans.at(rows.lo, rows.hi)]
             return pa.RecordBatch.from_arrays(columns, schema=self.schema)
         memo: dict[tuple[str, ...], Any] = {}
         for job in self.aggregates:
@@ -524,39 +524,6 @@ class TickKernel:
         if emitted is None:
             return int(np.searchsorted(ticks, _int(scalars["first"]), side="left"))
         return int(np.searchsorted(ticks, _int(emitted), side="right"))
-
-
-@dataclass(frozen=True)
-class Scans:
-    """Running scans of the aggregations over scanned positions (`running.scan_all`),
-    read at frames: each frame `[lo, hi)` is a prefix of its period, so its result is
-    the scan at `hi - 1`, and an empty frame's is the empty window's (`aggregate` over
-    no rows, from `source`'s typed columns)."""
-
-    aggregates: tuple[AggregateJob, ...]
-    found: list[Any]
-    source: pa.Table
-
-    def at(self, rows: Rows) -> list[pa.Array]:
-        k = len(rows.lo)
-        has = rows.hi > rows.lo
-        last = np.maximum(rows.hi - 1, 0).astype(np.int64)
-        empties = int((~has).sum())
-        order = np.where(has, np.cumsum(has) - 1, int(has.sum()) + np.cumsum(~has) - 1)
-        columns: list[pa.Array] = []
-        for j, job in enumerate(self.aggregates):
-            parts: list[pa.Array] = []
-            if has.any():
-                parts.append(result_at(self.found[j], job, last[has]))
-            if empties:
-                nothing = np.zeros(empties, dtype=np.int64)
-                parts.append(aggregate(job, self.source, nothing[:0], nothing, nothing))
-            if not parts:
-                columns.append(pa.nulls(0, job.output_type))
-                continue
-            joined = pa.concat_arrays([p.cast(job.output_type) for p in parts])
-            columns.append(joined.take(pa.array(order[:k], pa.int64())) if k else joined)
-        return columns
 
 
 def _int(value: Scalar) -> int:

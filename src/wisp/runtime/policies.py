@@ -46,6 +46,8 @@ from .alive import aggregate_alive
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
+from .running import Carry as ScanCarry
+from .running import Scans, Segments, carried, scan_all
 
 
 @dataclass(frozen=True)
@@ -142,12 +144,149 @@ class SplKernel:
         runs = one_run(len(ticks)) if runs is None else runs
         return self.rows(group, ticks, runs, self.windows(group, ticks, runs))
 
+    # -------------------------------------------------------- accumulators path
+
+    @property
+    def accumulates(self) -> bool:
+        """Whether a delta- or punctuation-sized tumbling window keeps its open window
+        as accumulators, not its tuples: when every aggregation is held by a few
+        (`Definition.accumulators`). Those windows have no bound of their own (values
+        within `d` of the window's first, a punctuation that never comes); a window
+        depends on its earlier tuples only through the first one's time and delta
+        attributes, its last one's time and the aggregations' states. Each window's
+        aggregates are then running scans restarting at each window, read at its last
+        tuple, whole runs and pieces alike. Count- and time-sized windows are bounded by
+        their policy and keep their tuples."""
+        return (self.mode == "tumbling" and isinstance(self.evict, (Delta, Punctuation))
+                and all(job.capabilities.accumulators and not job.lifetimes
+                        for job in self.aggregates))
+
+    def scanned(self, group: pa.Table, ticks: npt.NDArray[Any], runs: npt.NDArray[np.int64],
+                found: ks.Frames, carry: ScanCarry | None = None) -> tuple[list[pa.Array], Any]:
+        """The aggregations of `found`'s windows from running scans of `group` (after
+        `carry`'s virtual position), restarting at each window and at the unfired
+        tail; and the scans (whose last segment is the open window)."""
+        n = len(ticks)
+        starts = np.unique(np.concatenate([[0], found.lo, found.hi, runs, [n]])
+                           .astype(np.int64))
+        starts = starts[starts <= n]
+        scans = scan_all(self.aggregates, group, Segments(starts),
+                         carry if carry is not None else ScanCarry({}, None, 0), ticks)
+        if not len(found.time):
+            return [], scans
+        return Scans(self.aggregates, scans, group.slice(0, 0)).at(found.lo, found.hi), scans
+
+    def frame_rows(self, group: pa.Table, ticks: npt.NDArray[Any], ends: npt.NDArray[Any],
+                   runs: npt.NDArray[np.int64], found: ks.Frames, results: list[pa.Array]
+                   ) -> pa.RecordBatch:
+        """Output rows of contiguous windows `found` with their aggregations `results`:
+        a window starts at its first tuple's time (`ticks`) and ends at its last one's
+        (`ends`)."""
+        m = len(found.time)
+        if m == 0:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        first_row = pa.array(runs[found.run])
+        columns: list[pa.Array] = [group.column(key).combine_chunks().take(first_row)
+                                   for key in self.keys]
+        lo, hi = found.lo, found.hi
+        known = hi > lo
+        columns.append(from_ticks(ticks[np.where(known, lo, 0)], known, self.time_kind,
+                                  self.time_scale))
+        columns.append(from_ticks(ends[np.where(known, hi - 1, 0)], known, self.time_kind,
+                                  self.time_scale))
+        columns.append(from_ticks(found.time, np.ones(m, dtype=bool), self.time_kind,
+                                  self.time_scale))
+        columns.extend(results)
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def accumulated_step(self, state: KernelState | None, chunk: pa.Table,
+                         force: bool = False) -> tuple[pa.RecordBatch, KernelState]:
+        """`step` when the open window is carried as accumulators (`accumulates`). The
+        state: the policies' scalars as the rows path keeps them, and while a window is
+        open `first_time`, `last_time`, `first:<attr>` (its first tuple's time and delta
+        attributes, its last tuple's time) with the aggregations' accumulators, in one
+        row (the key columns, what `first`/`last`/... carry, the input columns of the
+        key's last tuple, for their types). The chunk's tuples follow the open window as
+        one virtual position 0 standing for its first tuple; `force` (end of input)
+        emits the unfired tail with `partial`."""
+        scalars: dict[str, Scalar] = {} if state is None else dict(state.scalars)
+        held = None if state is None or state.rows.num_rows == 0 else state.rows
+        virtual = 1 if "first_time" in scalars else 0
+        m = chunk.num_rows
+        nothing = pa.RecordBatch.from_pylist([], schema=self.schema)
+        if m == 0 and not (force and virtual):
+            return nothing, state if state is not None else KernelState(pa.table({}))
+        dtype = np.float64 if self.time_kind == "float" else np.int64
+        new_ticks = to_ticks(chunk.column(self.time).combine_chunks(), self.time_kind)
+        lead = np.array([scalars["first_time"]] if virtual else [], dtype=dtype)
+        ticks = np.concatenate([lead, new_ticks.astype(dtype)])
+        new_attrs = self.attr_ticks(chunk)
+        attrs = {name: np.concatenate([np.array([scalars[f"first:{name}"]] if virtual
+                                                else [], dtype=values.dtype), values])
+                 for name, values in new_attrs.items()}
+        flags = None
+        if isinstance(self.evict, Punctuation):
+            column = chunk.column(self.evict.col).combine_chunks()
+            flags = np.concatenate([np.zeros(virtual, dtype=bool), np.asarray(
+                pc.fill_null(column, False).to_numpy(zero_copy_only=False), dtype=bool)])
+        carry = self.carry(state, final=force)
+        carry = replace(carry, held=virtual)
+        n = len(ticks)
+        found = ks.tumbling(ticks, attrs, flags, self.evict, self.partial, one_run(n), carry)
+        if m:
+            source = chunk
+        else:
+            assert held is not None
+            source = held.select(self.input_names(held)).slice(0, 0)
+        keys = chunk.select(list(self.keys))
+        if held is not None and not m:
+            keys = held.select(list(self.keys))
+        elif held is not None and virtual:
+            keys = pa.concat_tables([held.select(list(self.keys)).cast(keys.schema), keys])
+        ends = ticks.copy()
+        if virtual:  # a window ending at the virtual position ends at its last tuple
+            ends[0] = scalars["last_time"]
+        results, scans = self.scanned(source, ticks, one_run(n), found,
+                                      ScanCarry(scalars, held, virtual))
+        out = self.frame_rows(keys, ticks, ends, one_run(n), found, results)
+        clock = carry.clock
+        if m:
+            newest = new_ticks.max().item()
+            clock = newest if clock is None else max(clock, newest)
+        origin = carry.origin if carry.origin is not None or not m else new_ticks[0].item()
+        kept: dict[str, Scalar] = {"clock": clock, "arrived": carry.arrived + m,
+                                   "reference": carry.reference, "full": carry.full,
+                                   "origin": origin}
+        done = int(found.hi.max()) if len(found.hi) else 0
+        if force or done >= n:
+            return out, KernelState(pa.table({}), kept)
+        kept["first_time"] = ticks[done].item()
+        kept["last_time"] = new_ticks[-1].item() if m else scalars["last_time"]
+        for name, values in attrs.items():
+            kept[f"first:{name}"] = values[done].item()
+        state_rows = carried(self.keys, keys, scans, kept, keys_always=True)
+        last = chunk.slice(m - 1) if m else held
+        assert last is not None
+        rows = state_rows.rows
+        for name in self.input_names(last):
+            if name not in rows.column_names:
+                rows = rows.append_column(name, last.column(name).combine_chunks()
+                                          .slice(last.num_rows - 1, 1))
+        return out, KernelState(rows, state_rows.scalars)
+
+    def input_names(self, table: pa.Table) -> list[str]:
+        """The columns of `table` that are input columns (not the keys, not carried)."""
+        return [c for c in table.column_names
+                if c not in self.keys and not c.startswith("__wisp_carry")]
+
     def step(self, state: KernelState | None, chunk: pa.Table,
              horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """Every firing of the chunk's arrivals, and every time firing before the new
         clock (see the class's docstring), or on a stream (`horizon`: every later tuple
         has time >= it) every time firing before the horizon; the state: the window's
         contents and the policies' scalars."""
+        if self.accumulates:
+            return self.accumulated_step(state, chunk)
         anchor, held = self.contents(state)
         group = pending(held, chunk)
         carry = replace(self.carry(held, final=False), until=horizon,
@@ -233,6 +372,10 @@ class SplKernel:
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """The time firings from the clock on, up to the first at or after the key's
         newest time; a tumbling window's unfired tail with `partial`."""
+        if self.accumulates:
+            if state is None or "first_time" not in state.scalars:
+                return pa.RecordBatch.from_pylist([], schema=self.schema)
+            return self.accumulated_step(state, state.rows.slice(0, 0), force=True)[0]
         _, state = self.contents(state)
         if state is None or state.rows.num_rows == 0:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
@@ -290,6 +433,9 @@ class SplKernel:
         first_row = pa.array(runs[found.run])
         for key in self.keys:
             columns.append(group.column(key).combine_chunks().take(first_row))
+        if isinstance(found, ks.Frames) and self.accumulates:
+            return self.frame_rows(group, ticks, ticks, runs, found,
+                                   self.scanned(group, ticks, runs, found)[0])
         if isinstance(found, ks.Frames):
             lo, hi = found.lo, found.hi
             known = hi > lo

@@ -37,6 +37,7 @@ from ..kernels.runs import one_run, run_index, running_max
 from ..spec.aggregates import DEFINITIONS
 from .aggregate import (
     AggregateJob,
+    aggregate,
     dump_state,
     load_state,
     naming_errors,
@@ -707,3 +708,36 @@ def _scalar(tick: Any) -> Scalar:
     """A numpy tick as a plain scalar."""
     return float(tick) if isinstance(tick, np.floating) else int(tick)
 
+
+@dataclass(frozen=True)
+class Scans:
+    """Running scans of the aggregations over scanned positions (`scan_all`), read at
+    frames that are prefixes of their segments (a `Since` period, a policy-tumbling
+    window so far): frame `[lo, hi)`'s result is the scan at `hi - 1`, and an empty
+    frame's is the empty window's (`aggregate` over no rows, from `source`'s typed
+    columns)."""
+
+    aggregates: tuple[AggregateJob, ...]
+    found: list[Scanned]
+    source: pa.Table
+
+    def at(self, lo: IntArray, hi: IntArray) -> list[pa.Array]:
+        k = len(lo)
+        has = hi > lo
+        last = np.maximum(hi - 1, 0).astype(np.int64)
+        empties = int((~has).sum())
+        order = np.where(has, np.cumsum(has) - 1, int(has.sum()) + np.cumsum(~has) - 1)
+        columns: list[pa.Array] = []
+        for j, job in enumerate(self.aggregates):
+            parts: list[pa.Array] = []
+            if has.any():
+                parts.append(result_at(self.found[j], job, last[has]))
+            if empties:
+                nothing = np.zeros(empties, dtype=np.int64)
+                parts.append(aggregate(job, self.source, nothing[:0], nothing, nothing))
+            if not parts:
+                columns.append(pa.nulls(0, job.output_type))
+                continue
+            joined = pa.concat_arrays([p.cast(job.output_type) for p in parts])
+            columns.append(joined.take(pa.array(order[:k], pa.int64())) if k else joined)
+        return columns

@@ -12,9 +12,9 @@ between tasks (`spark.python.worker.reuse=false`), so each case's peak is its ow
 case that fails is reported with its error (the line naming wisp's error, else the
 first), never dropped. A case whose state grows with the key's history
 (`cumulative_udaf`: a udaf reads every earlier value) is expected to fail at the cap
-with a `WispMemoryError` naming it; `session_endless` and `since_endless` (one session,
-or one yearly period, of every event) failed so before their open window was carried
-as accumulators.
+with a `WispMemoryError` naming it; `session_endless`, `since_endless` and
+`tumbling_delta_endless` (one session, one yearly period, one delta window that never
+fires, of every event) failed so before their open window was carried as accumulators.
 """
 
 from __future__ import annotations
@@ -122,6 +122,8 @@ CASES = [
         *_aggs())),
     Case("sliding_count", lambda df: _ev(df).window(
         ws.Sliding(ws.Count(1_000), ws.Count(10))).agg(*_aggs())),
+    Case("tumbling_delta_endless", lambda df: _ev(df).window(
+        ws.Tumbling(ws.Delta("t", 10 ** 12))).agg(*_aggs())),
     Case("since", lambda df: ws.events(_stamped(df), time="ts", key="k").window(
         ws.Since(ws.hourly(), emit="both")).agg(*_aggs())),
     Case("since_endless", lambda df: ws.events(_stamped(df), time="ts", key="k").window(

@@ -429,30 +429,26 @@ class SplKernel:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
         if len(ticks) == 0:
             return self.empty_windows(group, found.time)
-        columns: list[pa.Array] = []
-        first_row = pa.array(runs[found.run])
-        for key in self.keys:
-            columns.append(group.column(key).combine_chunks().take(first_row))
-        if isinstance(found, ks.Frames) and self.accumulates:
-            return self.frame_rows(group, ticks, ticks, runs, found,
-                                   self.scanned(group, ticks, runs, found)[0])
         if isinstance(found, ks.Frames):
-            lo, hi = found.lo, found.hi
-            known = hi > lo
-            start = ticks[np.where(known, lo, 0)]
-            end = ticks[np.where(known, hi - 1, 0)]
-            memo: dict[tuple[str, ...], Any] = {}
-            results = [aggregate(job, group, ticks, lo, hi, memo) for job in self.aggregates]
-        else:
-            stab = sb.Stabbing(found.qlo, found.qhi, m)
-            everything = np.ones(len(ticks), dtype=bool)
-            first = sb.alive_positions(stab, len(ticks), everything, "first")
-            last = sb.alive_positions(stab, len(ticks), everything, "last")
-            known = first.valid
-            start, end = ticks[first.positions], ticks[last.positions]
-            shared: dict[tuple[str, str], Any] = {}
-            results = [aggregate_alive(job, group, ticks, stab, shared)
-                       for job in self.aggregates]
+            if self.accumulates:
+                results = self.scanned(group, ticks, runs, found)[0]
+            else:
+                memo: dict[tuple[str, ...], Any] = {}
+                results = [aggregate(job, group, ticks, found.lo, found.hi, memo)
+                           for job in self.aggregates]
+            return self.frame_rows(group, ticks, ticks, runs, found, results)
+        first_row = pa.array(runs[found.run])
+        columns: list[pa.Array] = [group.column(key).combine_chunks().take(first_row)
+                                   for key in self.keys]
+        stab = sb.Stabbing(found.qlo, found.qhi, m)
+        everything = np.ones(len(ticks), dtype=bool)
+        first = sb.alive_positions(stab, len(ticks), everything, "first")
+        last = sb.alive_positions(stab, len(ticks), everything, "last")
+        known = first.valid
+        start, end = ticks[first.positions], ticks[last.positions]
+        shared: dict[tuple[str, str], Any] = {}
+        results = [aggregate_alive(job, group, ticks, stab, shared)
+                   for job in self.aggregates]
         columns.append(from_ticks(start, known, self.time_kind, self.time_scale))
         columns.append(from_ticks(end, known, self.time_kind, self.time_scale))
         columns.append(from_ticks(found.time, np.ones(m, dtype=bool), self.time_kind,

@@ -211,3 +211,12 @@ def refuse_min_count_on_changes(window: object,
                 "`aggregations` over Hopping(output='changes') must not set min_count "
                 f"(its rows coalesce by their results before min_count applies), found "
                 f"{r.name} with min_count={r.aggregation.min_count}")
+
+
+def accumulated(resolved: Sequence[ResolvedAggregation]) -> bool:
+    """Whether a few accumulators per key hold every aggregation
+    (`Definition.accumulators`, lifetimes aside): a running window, a session, a
+    calendar period or a delta- or punctuation-sized window then carries them, never
+    rows (`runtime.running.held_by_accumulators` is the executors' side of this rule)."""
+    return all(r.aggregation.definition.accumulators and not r.aggregation.lifetimes
+               for r in resolved)

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from ..errors import bad_value
 from ..spec.windows import Range, Rows
-from .aggregations import refuse_interval_events, refuse_lifetimes, spark_blocker
+from .aggregations import accumulated, refuse_interval_events, refuse_lifetimes, spark_blocker
 from .durations import resolve_bound
 from .nodes import Plan, ResolvedAggregation
-from .periods import accumulated, accumulators_plan
+from .periods import accumulators_plan
 from .registry import NoWindow, rule
 from .source import ARROW_BATCH_BYTES, Inputs, Source, kernel_shape, tie_break_columns
 

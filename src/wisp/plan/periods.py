@@ -13,7 +13,7 @@ from typing import Literal
 from ..errors import bad_value, did_you_mean
 from ..spec.calendar import check_cron_matches
 from ..spec.windows import CalendarTick, Since, Trailing
-from .aggregations import grouped_blocker, refuse_interval_events, refuse_lifetimes
+from .aggregations import accumulated, grouped_blocker, refuse_interval_events, refuse_lifetimes
 from .durations import DAY
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
@@ -198,13 +198,6 @@ class AccumulatorsPlan(Plan):
                 f"user aggregator's state), {reset}; each row's output is the "
                 "accumulators after it, and a long key's run is read in pieces carrying "
                 "only them.")
-
-
-def accumulated(resolved: tuple[ResolvedAggregation, ...]) -> bool:
-    """Whether a few accumulators per key hold every aggregation
-    (`Definition.accumulators`): a running window then carries them, never rows."""
-    return all(r.aggregation.definition.accumulators and not r.aggregation.lifetimes
-               for r in resolved)
 
 
 def accumulators_plan(source: Source, window: object, ticks: Ticks | None,

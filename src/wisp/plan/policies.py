@@ -20,7 +20,7 @@ from ..errors import bad_value
 from ..spec.policies import Count, Delta, Policy, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
-from .aggregations import grouped_blocker, refuse_interval_events, refuse_lifetimes
+from .aggregations import accumulated, grouped_blocker, refuse_interval_events, refuse_lifetimes
 from .durations import DAY, resolve_duration
 from .frames import RowsFrame, native_frames_plan, native_rows
 from .nodes import Plan, ResolvedAggregation
@@ -93,8 +93,7 @@ class PoliciesPlan(Plan):
         as accumulators (every aggregation held by them;
         `runtime.policies.SplKernel.accumulates` applies the same rule)."""
         return (self.trigger is None and isinstance(self.evict, (Delta, Punctuation))
-                and all(r.aggregation.definition.accumulators and not r.aggregation.lifetimes
-                        for r in self.aggregations))
+                and accumulated(self.aggregations))
 
 
 @dataclass(frozen=True, kw_only=True)

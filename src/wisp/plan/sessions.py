@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..spec.windows import Session
-from .aggregations import check_strategy
+from .aggregations import accumulated, check_strategy
 from .durations import resolve_duration
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
@@ -69,9 +69,7 @@ class SessionsPlan(Plan):
         key's open session as them, not its rows): when every
         aggregation is held by accumulators, with or without `max_duration`
         (`runtime.sessions.SessionKernel.accumulates` applies the same rule)."""
-        return all(
-            r.aggregation.definition.accumulators and not r.aggregation.lifetimes
-            for r in self.aggregations)
+        return accumulated(self.aggregations)
 
 
 def refuse_on_stream(window: object) -> None:

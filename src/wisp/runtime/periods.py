@@ -48,7 +48,17 @@ from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks, with_nulls
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
-from .running import HIDDEN_TICK, Carry, Scans, Segments, carried, scan_all
+from .running import (
+    HIDDEN_TICK,
+    Carry,
+    Scans,
+    Segments,
+    carried,
+    held_by_accumulators,
+    input_names,
+    scan_all,
+    with_inputs,
+)
 
 HIDDEN_NEWEST = "__wisp_newest__"
 HOLDER = "holder"
@@ -233,8 +243,8 @@ class TickKernel:
         frame's last row (a frame is a prefix of its period), whole runs and pieces
         alike, so a step resumes a period exactly and a period of any length costs a
         constant state. `Trailing` reaches back over `n` periods and keeps rows."""
-        return self.calendar is not None and not self.trailing and all(
-            job.capabilities.accumulators and not job.lifetimes for job in self.aggregates)
+        return (self.calendar is not None and not self.trailing
+                and held_by_accumulators(self.aggregates))
 
     def scans(self, group: pa.Table, times: IntArray, runs: IntArray, rows: Rows) -> Scans:
         """Running scans of whole runs, restarting at each period: every frame's `lo`
@@ -287,11 +297,13 @@ class TickKernel:
             if horizon is not None:
                 reference = max(reference, math.ceil(horizon))
         rows, _ = self._calendar_step(positions, virtual, scalars, reference)
+        inputs = chunk if m else held  # the key's last row: its input columns carry on
+        assert inputs is not None
         if m:
             source = chunk
         else:  # typed columns, no rows
             assert held is not None
-            source = held.select(self.input_names(held)).slice(0, 0)
+            source = held.select(input_names(self.keys, held)).slice(0, 0)
         keys = chunk.select(list(self.keys))  # a row of key values per position
         if held is not None and not m:
             keys = held.select(list(self.keys))
@@ -317,31 +329,12 @@ class TickKernel:
             self._tick_rows and emitted is not None and _int(emitted) >= closing)
         if done:  # no open period: one row for the key's values (its tick rows go on)
             rows_kept = keys.slice(keys.num_rows - 1)
-            return out, KernelState(self.with_inputs(rows_kept, source, chunk, held), kept)
+            return out, KernelState(with_inputs(self.keys, rows_kept, inputs), kept)
         assert closing is not None
         carried_state = carried(self.keys, keys, found, {
             **kept, "period": closing, "last": int(positions[-1])}, keys_always=True)
-        return out, KernelState(self.with_inputs(carried_state.rows, source, chunk, held),
+        return out, KernelState(with_inputs(self.keys, carried_state.rows, inputs),
                                 carried_state.scalars)
-
-    def input_names(self, table: pa.Table) -> list[str]:
-        """The columns of `table` that are input columns (not the keys, not carried)."""
-        return [c for c in table.column_names
-                if c not in self.keys and not c.startswith("__wisp_carry")]
-
-    def with_inputs(self, rows: pa.Table, source: pa.Table, chunk: pa.Table,
-                    held: pa.Table | None) -> pa.Table:
-        """`rows` (one row) with the input columns of the key's last row, typed, for a
-        later step's chunk of no rows."""
-        if chunk.num_rows:
-            last = chunk.slice(chunk.num_rows - 1)
-        else:
-            assert held is not None
-            last = held.slice(held.num_rows - 1)
-        for name in self.input_names(last):
-            if name not in rows.column_names:
-                rows = rows.append_column(name, last.column(name).combine_chunks())
-        return rows
 
     # ------------------------------------------------------------- resumable path
 

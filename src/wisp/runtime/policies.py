@@ -47,7 +47,15 @@ from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
 from .running import Carry as ScanCarry
-from .running import Scans, Segments, carried, scan_all
+from .running import (
+    Scans,
+    Segments,
+    carried,
+    held_by_accumulators,
+    input_names,
+    scan_all,
+    with_inputs,
+)
 
 
 @dataclass(frozen=True)
@@ -158,8 +166,7 @@ class SplKernel:
         tuple, whole runs and pieces alike. Count- and time-sized windows are bounded by
         their policy and keep their tuples."""
         return (self.mode == "tumbling" and isinstance(self.evict, (Delta, Punctuation))
-                and all(job.capabilities.accumulators and not job.lifetimes
-                        for job in self.aggregates))
+                and held_by_accumulators(self.aggregates))
 
     def scanned(self, group: pa.Table, ticks: npt.NDArray[Any], runs: npt.NDArray[np.int64],
                 found: ks.Frames, carry: ScanCarry | None = None) -> tuple[list[pa.Array], Any]:
@@ -237,7 +244,7 @@ class SplKernel:
             source = chunk
         else:
             assert held is not None
-            source = held.select(self.input_names(held)).slice(0, 0)
+            source = held.select(input_names(self.keys, held)).slice(0, 0)
         keys = chunk.select(list(self.keys))
         if held is not None and not m:
             keys = held.select(list(self.keys))
@@ -265,19 +272,10 @@ class SplKernel:
         for name, values in attrs.items():
             kept[f"first:{name}"] = values[done].item()
         state_rows = carried(self.keys, keys, scans, kept, keys_always=True)
-        last = chunk.slice(m - 1) if m else held
+        last = chunk if m else held
         assert last is not None
-        rows = state_rows.rows
-        for name in self.input_names(last):
-            if name not in rows.column_names:
-                rows = rows.append_column(name, last.column(name).combine_chunks()
-                                          .slice(last.num_rows - 1, 1))
-        return out, KernelState(rows, state_rows.scalars)
-
-    def input_names(self, table: pa.Table) -> list[str]:
-        """The columns of `table` that are input columns (not the keys, not carried)."""
-        return [c for c in table.column_names
-                if c not in self.keys and not c.startswith("__wisp_carry")]
+        return out, KernelState(with_inputs(self.keys, state_rows.rows, last),
+                                state_rows.scalars)
 
     def step(self, state: KernelState | None, chunk: pa.Table,
              horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:

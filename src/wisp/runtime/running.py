@@ -59,8 +59,35 @@ SUPPORTED = tuple(fn for fn, definition in DEFINITIONS.items() if definition.acc
 HIDDEN_TICK = "__wisp_tick__"
 """The hidden boolean column Spark evaluates next to each row for predicate ticks."""
 _INT_MIN, _INT_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+_CARRY_PREFIX = "__wisp_carry"
 _CARRY = "__wisp_carry_{}__"
 _CARRY_BY = "__wisp_carry_by_{}__"
+
+
+def held_by_accumulators(aggregates: tuple[AggregateJob, ...]) -> bool:
+    """Whether a few accumulators per key hold every aggregation
+    (`Definition.accumulators`, lifetimes aside), so that a kernel may carry an open
+    window as them instead of its rows (`plan.aggregations.accumulated` is the
+    planner's side of this rule)."""
+    return all(job.capabilities.accumulators and not job.lifetimes for job in aggregates)
+
+
+def with_inputs(keys: tuple[str, ...], rows: pa.Table, last: pa.Table) -> pa.Table:
+    """A carried state's one row (`carried`) with the input columns of `last`'s last
+    row (not the keys, not what `carried` wrote), typed, so that a later step can make
+    a chunk of no rows from it (`finish`, a stream's step without rows)."""
+    found = last.slice(last.num_rows - 1)
+    for name in input_names(keys, found):
+        if name not in rows.column_names:
+            rows = rows.append_column(name, found.column(name).combine_chunks())
+    return rows
+
+
+def input_names(keys: tuple[str, ...], table: pa.Table) -> list[str]:
+    """The columns of a carried state's `table` that are input columns (not the keys,
+    not the values `carried` wrote)."""
+    return [c for c in table.column_names
+            if c not in keys and not c.startswith(_CARRY_PREFIX)]
 
 
 def refuse(aggregates: tuple[AggregateJob, ...]) -> None:

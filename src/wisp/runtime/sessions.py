@@ -19,7 +19,15 @@ from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, ticks_or_zero, to_ticks, validity
 from .resumable import Horizon, KernelState, pending, resumed
-from .running import Carry, Scanned, Segments, carried, result_at, scan_all
+from .running import (
+    Carry,
+    Scanned,
+    Segments,
+    carried,
+    held_by_accumulators,
+    result_at,
+    scan_all,
+)
 
 
 def _plus(reach: npt.NDArray[Any], gaps: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -87,8 +95,7 @@ class SessionKernel:
         are running scans (`running.scan_all`) read at its last event, whole runs and
         steps alike, so a step resumes a session bit for bit, and a session that never
         breaks costs a constant state, not its rows."""
-        return all(job.capabilities.accumulators and not job.lifetimes
-                   for job in self.aggregates)
+        return held_by_accumulators(self.aggregates)
 
     def run_group(self, group: pa.Table, runs: npt.NDArray[np.int64] | None = None
                   ) -> pa.RecordBatch:

@@ -14,7 +14,9 @@ first), never dropped. A case whose state grows with the key's history
 (`cumulative_udaf`: a udaf reads every earlier value) is expected to fail at the cap
 with a `WispMemoryError` naming it; `session_endless`, `since_endless` and
 `tumbling_delta_endless` (one session, one yearly period, one delta window that never
-fires, of every event) failed so before their open window was carried as accumulators.
+fires, of every event) failed so before their open window was carried as accumulators,
+and `dynamic_endless` (an anchor every million events whose window reaches past the
+last) before waiting anchors' windows were carried as partial states.
 """
 
 from __future__ import annotations
@@ -136,6 +138,9 @@ CASES = [
     Case("session_one_tick", lambda df: _ev(df).window(ws.Session(1)).agg(ws.sum("v"))),
     Case("dynamic_clock", lambda df: _ev(df).window(
         ws.Dynamic(ws.clock(100), start=-1_000)).agg(*_aggs())),
+    Case("dynamic_endless", lambda df: _ev(df).window(ws.Dynamic(
+        _ev(df.where(F.col("t") % 1_000_000 == 0).select("k", "t")),
+        start=-1_000, end=10 ** 12)).agg(*_aggs())),
 ]
 
 

@@ -44,21 +44,30 @@ JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
         AggregateJob("last", "v", "float", pa.float64(), None),
         AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
 NAMES = ("count", "count_v", "sum_v", "max_v", "first_v", "last_v", "collect_i")
+HELD_JOBS = (*JOBS[:6],
+             AggregateJob("mean", "v", "float", pa.float64(), None),
+             AggregateJob("count_distinct", "i", "integer", pa.int64(), None),
+             AggregateJob("sum", "i", "integer", pa.int64(), None))
+"""Every aggregation with a partial state: waiting windows may be carried as states."""
+HELD_NAMES = (*NAMES[:6], "mean_v", "count_distinct_i", "sum_i")
 CLOSED = ["both", "left", "right", "neither"]
 
 
 def kernel(start: BoundJob, end: BoundJob, obsolete: BoundJob, *, closed: str = "both",
-           clock: ClockTicks | None = None, chunk_rows: int = 1 << 14) -> DynamicKernel:
+           clock: ClockTicks | None = None, chunk_rows: int = 1 << 14,
+           held: bool = False) -> DynamicKernel:
+    """The kernel with `JOBS`, or with `HELD_JOBS` (`held`: each has a partial state)."""
     check = clock is None and obsolete.kind != "none"
+    jobs, names = (HELD_JOBS, HELD_NAMES) if held else (JOBS, NAMES)
     fields = [pa.field("k", pa.string()),
               *[pa.field(f, pa.int64()) for f in ("window_start", "window_end", "time")],
-              *[pa.field(name, job.output_type) for name, job in zip(NAMES, JOBS,
+              *[pa.field(name, job.output_type) for name, job in zip(names, jobs,
                                                                      strict=True)]]
     if check:
         fields.append(pa.field(VIOLATION, pa.string()))
     return DynamicKernel(keys=("k",), time_kind="integer", time_scale=0, closed=closed,
                          start=start, end=end, obsolete=obsolete, clock=clock, check=check,
-                         aggregates=JOBS, schema=pa.schema(fields), chunk_rows=chunk_rows)
+                         aggregates=jobs, schema=pa.schema(fields), chunk_rows=chunk_rows)
 
 
 def union(keys: Sequence[str], times: Sequence[int], anchor: Sequence[bool],
@@ -139,6 +148,19 @@ def test_anchored_windows_resume(data: tuple[pa.Table, list[int], tuple[BoundJob
                                              str]) -> None:
     table, cuts, (start, end, obsolete), closed = data
     assert_cut_runs_equal_whole(kernel(start, end, obsolete, closed=closed), table, cuts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=anchored())
+def test_anchored_windows_held_as_states_resume(
+        data: tuple[pa.Table, list[int], tuple[BoundJob, ...], str]) -> None:
+    """Every aggregation with a partial state, one row a piece enough to fold: waiting
+    windows carried as states (the events no later anchor reaches folded into them)
+    give the windows of one uncut run."""
+    table, cuts, (start, end, obsolete), closed = data
+    dynamic = kernel(start, end, obsolete, closed=closed, chunk_rows=1, held=True)
+    assert dynamic.folds
+    assert_cut_runs_equal_whole(dynamic, table, cuts)
 
 
 @st.composite
@@ -237,6 +259,43 @@ def test_carried_rows_stay_within_the_windows_reach() -> None:
     unbounded = kernel(*columns, BoundJob("none", 0, OBSOLETE))
     assert carried(unbounded, table, 7) > m * 3 // 4 - 10
     assert_cut_runs_equal_whole(unbounded, table, list(range(0, m, 7)))
+
+
+def test_long_waiting_windows_are_carried_as_states() -> None:
+    """One event per tick, an anchor every 100th row whose window runs from 10 before it
+    to the end of time (no end) or 10 000 after it: as rows, every event since the first
+    anchor is carried; as states (every aggregation with one), the events within 10 of
+    the newest and the waiting anchors (one state each), with the same windows."""
+    m = 3000
+    times = [j // 2 for j in range(m)]
+    anchor = [j % 100 == 0 for j in range(m)]
+    starts = [t - 10 for t in times]
+    table = union(["a"] * m, times, anchor, starts, [None] * m, [None] * m,
+                  [float(j % 7) for j in range(m)])
+    for end in (BoundJob("column", 0, END), BoundJob("offset", 10_000, END)):
+        bounds = (BoundJob("offset", -10, START), end, BoundJob("none", 0, OBSOLETE))
+        as_rows = kernel(*bounds, chunk_rows=16)
+        as_states = kernel(*bounds, chunk_rows=16, held=True)
+        assert carried(as_rows, table, 64) > m - 100
+        assert carried(as_states, table, 64) <= 64 + 2 * 22 + m // 100
+        assert_cut_runs_equal_whole(as_states, table, list(range(0, m, 64)))
+        assert [r[3:] for r in rows(cut_run(as_states, table, list(range(0, m, 64))))] == [
+            r[3:] for r in rows(list(kernel(*bounds, held=True).run_group(table)))]
+
+
+def test_many_overlapping_waiting_windows_stay_rows() -> None:
+    """An anchor on every other row, each window to the end of time: the windows' states
+    would soon outnumber the events they replace, so (after the first few pieces) the
+    events are carried as rows instead, and the windows are those of one uncut run."""
+    m = 400
+    times = list(range(m))
+    table = union(["a"] * m, times, [j % 2 == 0 for j in range(m)], times, [None] * m,
+                  [None] * m, [1.0] * m)
+    bounds = (BoundJob("offset", 0, START), BoundJob("column", 0, END),
+              BoundJob("none", 0, OBSOLETE))
+    dynamic = kernel(*bounds, chunk_rows=4, held=True)
+    assert carried(dynamic, table, 8) > m * 3 // 4
+    assert_cut_runs_equal_whole(dynamic, table, list(range(0, m, 8)))
 
 
 def test_the_mapinarrow_function_feeds_long_runs_in_pieces() -> None:

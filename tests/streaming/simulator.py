@@ -41,6 +41,8 @@ class Simulation:
     pending: int = 0
     batch_rows: list[int] = field(default_factory=list)
     """The number of rows emitted in each batch."""
+    carried: int = 0
+    """The most rows the kernels' states carried (all keys) after a batch."""
 
 
 def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
@@ -94,6 +96,9 @@ def simulate(stream: StreamKernel, batches: Sequence[pa.Table], key: str,
                 _keep(states, timers, value, state, new_timer, stream)
                 result.emitted += out
         result.watermarks.append(current)
+        result.carried = max(result.carried, sum(
+            loaded.kernel.rows.num_rows for row in states.values()
+            if (loaded := _load(row, stream)) is not None and loaded.kernel is not None))
         result.batch_rows.append(sum(b.num_rows for b in result.emitted)
                                  - sum(result.batch_rows))
         previous = current

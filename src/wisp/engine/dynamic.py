@@ -123,7 +123,7 @@ def dynamic_kernel(plan: DynamicPlan, query: Query) -> KeyedKernel:
         end=_bound_job(plan.end, END), obsolete=_bound_job(plan.obsolete, OBSOLETE),
         clock=plan.clock, check=check, aggregates=aggregate_jobs(plan, events),
         schema=pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in fields]),
-        raises=raises)
+        raises=raises, order=tuple(event_ties))
     return KeyedKernel(table, keys, [TIME, KIND, *event_ties, *anchor_ties], table.columns,
                        kernel, fields, inputs)
 

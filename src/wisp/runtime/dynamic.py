@@ -5,7 +5,8 @@ in the sorted event times; clock ticks are generated here from the key's span. O
 violations travel as a message column (`VIOLATION`) that the driver's `raise_error`
 filter turns into a failed query. Short key runs go several at a time through
 `run_group`; a long run goes through `step` in pieces, carrying the events windows can
-still reach and the anchors whose windows are still open (`DynamicKernel`). On a stream
+still reach and the anchors whose windows are still open (`DynamicKernel`), or, for
+windows open for long, their partial states (`runtime.window_states`). On a stream
 the same steps run with a horizon (`resumable.Streamable`): an anchor's window `[start,
 end]` is emitted once no later row can join it, and clock ticks fire as the watermark
 passes them.
@@ -32,13 +33,18 @@ from ..spec.limits import too_many_ticks
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import DAY, from_ticks, ticks_or_zero, to_ticks, validity
+from .partials import Layout
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
+from .window_states import GROUP, WindowStates, holds
 
 KIND, TIME, START, END, OBSOLETE = ("__wisp_kind", "__wisp_time", "__wisp_start",
                                     "__wisp_end", "__wisp_obsolete")
 VIOLATION = "__wisp_violation"
 DATA_ERROR = "WispError: "
 CHUNK = 65_536  # anchors per output batch
+FOLD_WORK = 8
+"""Events are folded into waiting windows' states only while that costs at most this
+many adds or merges per event (`DynamicKernel.fold`)."""
 IntArray = npt.NDArray[np.int64]
 
 
@@ -72,6 +78,15 @@ class DynamicKernel:
       later windows, so every event of the key is carried: the one case where memory
       grows with the key's history. An anchor that breaks the obsolete promise makes
       the query fail (`VIOLATION`), and its own aggregates may then miss dropped events;
+    - where every aggregation has a partial state (`folds`), the waiting windows'
+      events that no later anchor can reach are folded into those windows' partial
+      states (`KernelState.partials`, one row per waiting anchor, `fold`) once at least
+      `chunk_rows` of them have gathered, so a window that stays open for long (to the
+      end of time, or far ahead) holds a few values, not its rows; its row is then
+      its state merged with its events still carried (`held_results`). Folding is
+      skipped (rows carried, as above) where the states would cost more than the rows
+      they replace (`FOLD_WORK`). Float sums and means are then added in another order
+      than over rows, within a few units in the last place;
     - scalars: the previous anchor's obsolete, the largest obsolete so far, and the
       first violation found (reported on its anchor's row when that row is emitted).
 
@@ -111,6 +126,20 @@ class DynamicKernel:
     raises: bool = False
     """A stream's kernel: an obsolete violation raises a `WispInputError` in the worker
     when its anchor arrives (no `VIOLATION` column in `schema`)."""
+    order: tuple[str, ...] = ()
+    """The events' tie-break columns (window order after time), for the partial states
+    of aggregations that pick a row (`first`, `last`, `max_by`, `min_by`)."""
+
+    @property
+    def folds(self) -> bool:
+        """Whether waiting anchors' windows may be carried as partial states instead of
+        their rows (`fold`): anchors from a table (not a clock) and every aggregation
+        with a partial state (`window_states.holds`)."""
+        return self.clock is None and holds(self.aggregates)
+
+    def states(self, table: pa.Table) -> WindowStates:
+        ticks = pa.float64() if self.time_kind == "float" else pa.int64()
+        return WindowStates(self.aggregates, Layout(table.schema, ticks, self.order))
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Short key runs several at a time (`run_group`), long runs in pieces of about
@@ -258,22 +287,50 @@ class DynamicKernel:
             newest = np.maximum(newest, self.limit(table, horizon))
         else:
             final = end_known & (ends < newest[0])
-        out = self.empty()
-        if final.any():
-            out = self.windows(table, one_run(table.num_rows), events, ticks,
-                               one_run(len(ticks)), np.zeros(int(final.sum()), np.int64),
-                               anchor_ticks[final], starts_[final], start_known[final],
-                               ends[final], end_known[final],
-                               [msg for msg, f in zip(messages, final, strict=True) if f])
+        held = None if state is None else state.partials
+        with_state = np.zeros(m, dtype=bool)
+        if held is not None:
+            with_state[held.column(GROUP).to_numpy()] = True
+
+        def emitted(chosen: npt.NDArray[np.bool_], folded: bool) -> pa.RecordBatch:
+            """The windows of the `chosen` anchors, those carried as states (`folded`:
+            their states merged with their events still carried) or not."""
+            frames = (starts_[chosen], start_known[chosen], ends[chosen], end_known[chosen])
+            results = None
+            if folded:
+                assert held is not None
+                results = self.held_results(events, ticks, held, np.flatnonzero(chosen),
+                                            *frames)
+            return self.windows(table, one_run(table.num_rows), events, ticks,
+                                one_run(len(ticks)), np.zeros(int(chosen.sum()), np.int64),
+                                anchor_ticks[chosen], *frames,
+                                [msg for msg, f in zip(messages, chosen, strict=True) if f],
+                                results)
+
+        parts = [emitted(chosen, folded) for chosen, folded in
+                 ((final & ~with_state, False), (final & with_state, True)) if chosen.any()]
+        out = parts[0] if len(parts) == 1 else (
+            self.empty() if not parts else
+            pa.Table.from_batches(parts).combine_chunks().to_batches()[0])
         if newest is None:
             return out, KernelState(table.slice(0, 0), {})
         waiting = ~final
         keep = self.later_starts(newest, scalars.get("floor"))
-        if waiting.any():
-            if not start_known[waiting].all():
-                keep = None
-            elif keep is not None:
-                keep = min(keep, starts_[waiting].min().item())
+        carried = None
+        if self.folds and keep is not None and waiting.any():
+            carried = self.fold(events, ticks, held, np.flatnonzero(waiting), keep,
+                                starts_, start_known, ends, end_known)
+        if carried is None:
+            if held is not None:
+                carried = held.filter(pa.array(waiting[held.column(GROUP).to_numpy()]))
+            if waiting.any():
+                if not start_known[waiting].all():
+                    keep = None
+                elif keep is not None:
+                    keep = min(keep, starts_[waiting].min().item())
+        if carried is not None:  # numbered by the anchors that stay
+            renumbered = (np.cumsum(waiting) - 1)[carried.column(GROUP).to_numpy()]
+            carried = carried.set_column(0, GROUP, pa.array(renumbered, pa.int64()))
         rows = ~is_event
         rows[~is_event] = waiting
         times = to_ticks(table.column(TIME).combine_chunks(), self.time_kind)
@@ -284,7 +341,53 @@ class DynamicKernel:
             at = int(np.count_nonzero(waiting[:flagged[0]]))
         scalars["violation_at"] = at
         scalars["message"] = None if at is None else messages[flagged[0]]
-        return out, KernelState(table.filter(pa.array(rows)), scalars)
+        return out, KernelState(table.filter(pa.array(rows)), scalars,
+                                carried if carried is not None and carried.num_rows else None)
+
+    def fold(self, events: pa.Table, ticks: npt.NDArray[Any], held: pa.Table | None,
+             waiting: IntArray, later: Any, starts: npt.NDArray[Any],
+             start_known: npt.NDArray[np.bool_], ends: npt.NDArray[Any],
+             end_known: npt.NDArray[np.bool_]) -> pa.Table | None:
+        """The partial states of the `waiting` anchors (indices) once the events before
+        `later` (which no anchor yet to come can reach) are folded into them, so those
+        events need not be carried; None (carry rows, as without states) while fewer
+        than `chunk_rows` events lie before `later`, or where the windows' states would
+        cost more than the events they replace: more than `FOLD_WORK` merges or adds
+        per event (many windows, or many overlapping windows that end among those
+        events and so add them again and again)."""
+        below = int(np.searchsorted(ticks, later, side="left"))
+        if below < self.chunk_rows:
+            return None
+        lo, hi = dk.window_frames(ticks, starts[waiting], start_known[waiting],
+                                  ends[waiting], end_known[waiting], self.closed)
+        hi = np.minimum(hi, below)
+        lo = np.minimum(lo, hi)
+        reaching = hi[hi > lo]
+        if len(reaching) and (reaching == below).all():
+            work = len(waiting) * (1 + int(np.log2(len(waiting) + 1)))
+        else:
+            work = int((hi - lo).sum()) + len(waiting)
+        if work > FOLD_WORK * below:
+            return None
+        states = self.states(events)
+        fresh = states.frames(events, ticks, lo, hi, waiting)
+        parts = [fresh]
+        if held is not None:
+            parts.insert(0, held.filter(pa.array(
+                np.isin(held.column(GROUP).to_numpy(), waiting))))
+        return states.merge(pa.concat_tables(parts))
+
+    def held_results(self, events: pa.Table, ticks: npt.NDArray[Any], held: pa.Table,
+                     anchors: IntArray, starts: npt.NDArray[Any],
+                     start_known: npt.NDArray[np.bool_], ends: npt.NDArray[Any],
+                     end_known: npt.NDArray[np.bool_]) -> list[pa.Array]:
+        """The aggregations of the windows of `anchors` (indices, ascending, each with a
+        state in `held`): their states merged with those of their events still carried."""
+        lo, hi = dk.window_frames(ticks, starts, start_known, ends, end_known, self.closed)
+        states = self.states(events)
+        fresh = states.frames(events, ticks, lo, hi, anchors)
+        mine = held.filter(pa.array(np.isin(held.column(GROUP).to_numpy(), anchors)))
+        return states.finish(states.merge(pa.concat_tables([mine, fresh])))
 
     def first_violation(self, scalars: dict[str, Scalar], starts: npt.NDArray[Any],
                         start_known: npt.NDArray[np.bool_], obsolete: npt.NDArray[Any],
@@ -490,11 +593,11 @@ class DynamicKernel:
                 ticks: npt.NDArray[Any], bounds: IntArray, anchor_runs: IntArray,
                 anchor_ticks: npt.NDArray[Any], starts: npt.NDArray[Any],
                 start_known: npt.NDArray[np.bool_], ends: npt.NDArray[Any],
-                end_known: npt.NDArray[np.bool_], messages: list[str | None]
-                ) -> pa.RecordBatch:
+                end_known: npt.NDArray[np.bool_], messages: list[str | None],
+                results: list[pa.Array] | None = None) -> pa.RecordBatch:
+        """Output rows of the anchors' windows; `results`, when given, their
+        aggregations (from partial states) in place of those of their events."""
         m = len(anchor_ticks)
-        lo, hi = dk.window_frames(ticks, starts, start_known, ends, end_known, self.closed,
-                                  bounds, anchor_runs)
         key_rows = pa.array(runs[anchor_runs])
         columns: list[pa.Array] = [group.column(k).take(key_rows).combine_chunks()
                                    for k in self.keys]
@@ -502,8 +605,11 @@ class DynamicKernel:
         columns.append(from_ticks(ends, end_known, self.time_kind, self.time_scale))
         columns.append(from_ticks(anchor_ticks, np.ones(m, dtype=bool), self.time_kind,
                                   self.time_scale))
-        for job in self.aggregates:
-            columns.append(aggregate(job, events, ticks, lo, hi))
+        if results is None:
+            lo, hi = dk.window_frames(ticks, starts, start_known, ends, end_known,
+                                      self.closed, bounds, anchor_runs)
+            results = [aggregate(job, events, ticks, lo, hi) for job in self.aggregates]
+        columns += results
         if self.check and not self.raises:
             columns.append(pa.array(messages, pa.string()))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)

@@ -37,6 +37,7 @@ STATE_VERSION = 1
 """The format of a serialised state; a state of another format is refused."""
 _VERSION_KEY = b"wisp.state.version"
 _SCALARS_KEY = b"wisp.state.scalars"
+_PARTIALS_KEY = b"wisp.state.partials"
 
 Scalar = int | float | str | bool | None
 
@@ -49,19 +50,20 @@ class KernelState:
 
     rows: pa.Table
     scalars: Mapping[str, Scalar] = field(default_factory=dict)
+    partials: pa.Table | None = None
+    """Partial states of open windows (`runtime.window_states`), where a kernel carries
+    some windows as states instead of rows."""
 
     def to_bytes(self) -> bytes:
-        """The state as Arrow IPC: the rows, with the format version and the scalars in
-        the schema's metadata."""
+        """The state as Arrow IPC: the rows, with the format version, the scalars and
+        the partials (as Arrow IPC of their own) in the schema's metadata."""
         metadata = dict(self.rows.schema.metadata or {})
         metadata[_VERSION_KEY] = str(STATE_VERSION).encode()
         metadata[_SCALARS_KEY] = json.dumps(
             {k: _encode(v) for k, v in self.scalars.items()}).encode()
-        table = self.rows.replace_schema_metadata(metadata)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        return bytes(sink.getvalue().to_pybytes())
+        if self.partials is not None:
+            metadata[_PARTIALS_KEY] = _ipc(self.partials)
+        return _ipc(self.rows.replace_schema_metadata(metadata))
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> KernelState:
@@ -73,7 +75,17 @@ class KernelState:
             raise ValueError(f"kernel state of format {version}, expected {STATE_VERSION}")
         scalars = {k: _decode(v) for k, v in
                    json.loads(metadata.pop(_SCALARS_KEY, b"{}").decode()).items()}
-        return cls(table.replace_schema_metadata(metadata or None), scalars)
+        partials = metadata.pop(_PARTIALS_KEY, None)
+        return cls(table.replace_schema_metadata(metadata or None), scalars,
+                   None if partials is None
+                   else pa.ipc.open_stream(pa.py_buffer(partials)).read_all())
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
 
 
 def _encode(value: Scalar) -> Scalar | dict[str, str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
@@ -440,3 +441,30 @@ def assert_rows_match(actual: list[Row], expected: list[Row], rel: float = 1e-9,
             f"{len(actual)} actual rows != {len(expected)} expected rows; first extra "
             f"{label} row (index {min(len(actual), len(expected))}): "
             f"{longer[min(len(actual), len(expected))]!r}")
+
+
+def features(rows: list[Row], *, time: str, key: list[str], order: str | None,
+             columns: list[str], windows: Sequence[tuple[str, Range | Rows | None]],
+             aggs: Sequence[Aggregation]) -> list[Row]:
+    """A feature set: every window at every event (a `Rows` window over the indices
+    that exist, as `partial=True`), one row per event with the key columns, `time` and,
+    for each aggregation, for each window, `<aggregation's name>_<label>`."""
+    outputs: list[list[Row]] = []
+    for _, window in windows:
+        common = {"time": time, "key": key, "order": order, "columns": columns,
+                  "aggs": aggs}
+        if isinstance(window, Rows):
+            outputs.append(rows_window(rows, window=replace(window, partial=True), **common))
+        elif isinstance(window, Range):
+            outputs.append(range_window(rows, window=window, **common))
+        else:
+            outputs.append(cumulative(rows, **common))
+    result: list[Row] = []
+    for parts in zip(*outputs, strict=True):
+        row: Row = {k: parts[0][k] for k in key}
+        row["time"] = parts[0]["time"]
+        for agg in aggs:
+            for (label, _), part in zip(windows, parts, strict=True):
+                row[f"{agg.output_name}_{label}"] = part[agg.output_name]
+        result.append(row)
+    return result

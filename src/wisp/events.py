@@ -14,7 +14,7 @@ public `Events` with its query methods, `events` and `from_edges` (whose pairing
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -37,6 +37,7 @@ from .engine.edges import paired_edges, unpaired_edges
 from .errors import bad_value
 from .plot import plot_events
 from .spec.aggregates import Aggregation
+from .spec.features import feature_set
 from .spec.windows import Window
 from .windowed import WindowedEvents, run
 
@@ -62,6 +63,26 @@ class Events(binding.Events):
         time (both inclusive). `strategy` (default None: the planner chooses) forces
         "native-running" or "arrow-frames", as `WindowedEvents.agg` does."""
         return run(self, None, aggregations, strategy)
+
+    def features(self, windows: Mapping[str, Window | None], *aggregations: Aggregation,
+                 at: object = None, include_current: bool = False,
+                 strategy: str | None = None) -> DataFrame:
+        """A feature set: the same aggregations over several windows, evaluated at every
+        event, in one pass (one shuffle and one sort of the events, one kernel walk of
+        each key's events for all the windows).
+
+        `windows` maps a label to `Range(start, end)` (times `[t + start, t + end]`
+        around the event's time `t`, sides per its `closed`), `Rows(start, end)` (the
+        events at those relative indices, 0 the event itself; near a key's first and
+        last events, the indices that exist, as `partial=True`: one row per event) or
+        None (every event of the key up to and including the event). Output: one row
+        per event: the key columns, `time` (the event's time), then for each
+        aggregation, for each window in the order given, a column `<aggregation's
+        name>_<label>` (`sum_amount_1h`).
+
+        `at` (point-in-time at label rows) and `include_current` are not built yet: a
+        `WispUnsupportedError` says so. `strategy`: None or "arrow-features"."""
+        return run(self, feature_set(windows, at, include_current), aggregations, strategy)
 
     def plot(self, window: Window | None = None, *aggregations: Aggregation, out: str,
              **options: Any) -> None:

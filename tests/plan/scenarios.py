@@ -15,6 +15,7 @@ from typing import Any
 import wisp.spec.aggregates as A
 import wisp.spec.policies as P
 import wisp.spec.windows as W
+from wisp.spec.features import FeatureSet
 
 POINTS = "k string, ts timestamp, v double, flag boolean"
 INTERVALS = "k string, ts timestamp, e timestamp, v double"
@@ -47,6 +48,9 @@ SCENARIOS = (
              lambda: W.Rows(-99, 0), lambda: (A.mean("v"), A.max("v").alias("peak"))),
     Scenario("arrow-frames-range", POINTS, {"time": "ts", "key": "k"},
              lambda: W.Range.past("10s"), lambda: (A.mean("v"),)),
+    Scenario("arrow-features", POINTS, {"time": "ts", "key": "k"},
+             lambda: FeatureSet((("10s", W.Range.past("10s")), ("last3", W.Rows(-2, 0)),
+                                 ("all", None))), _sum),
     Scenario("native-frames", POINTS, {"time": "ts", "key": "k"},
              lambda: W.Rows(-2, 0), lambda: (A.sum("v"),), measured=True),
     Scenario("native-batches", POINTS, {"time": "ts", "key": "k"},

@@ -50,7 +50,7 @@ def test_every_strategy_has_a_golden_file() -> None:
     assert strategies == {"native-running", "arrow-frames", "native-frames", "native-batches",
                           "native-buckets", "panes", "arrow-intervals", "arrow-spl",
                           "arrow-ticks", "native-periods", "arrow-dynamic", "arrow-sessions",
-                          "arrow-running"}
+                          "arrow-running", "arrow-features"}
     assert {describe_strategy(s) for s in STREAMS} == {"stream"}
     assert {p.stem for p in GOLDEN.glob("*.txt")} == {s.name for s in SCENARIOS + STREAMS}
 

@@ -12,6 +12,7 @@ from . import (
     arrow,
     calendar_windows,
     dynamic,
+    features,
     intervals,
     native,
     panes,
@@ -25,7 +26,7 @@ from .columns import col
 from .compiler import Query, compiler_for
 
 COMPILER_MODULES = (native, arrow, calendar_windows, intervals, panes, policies, periods,
-                    dynamic, sessions, running, streaming)
+                    dynamic, sessions, running, streaming, features)
 """The modules whose import registers every compiler."""
 
 
@@ -43,14 +44,17 @@ def with_min_counts(plan: Plan, result: DataFrame) -> DataFrame:
     hidden = [r for r in plan.aggregations if is_hidden(r)]
     if not hidden:
         return result
-    limits = {r.name: (r.aggregation.min_count, f"{MIN_COUNT_PREFIX}{i}")
-              for i, r in enumerate(plan.aggregations) if r.aggregation.min_count > 0}
+    limits = {r.name + suffix: (r.aggregation.min_count,
+                                f"{MIN_COUNT_PREFIX}{i}{suffix}")
+              for i, r in enumerate(plan.aggregations) if r.aggregation.min_count > 0
+              for suffix in plan.suffixes}
+    dropped = {r.name + suffix for r in hidden for suffix in plan.suffixes}
     shown: list[Column] = []
     for name in result.columns:
         if name in limits:
             least, counter = limits[name]
             shown.append(F.when(col(counter) >= least, col(name)).alias(name))
-        elif not any(name == r.name for r in hidden):
+        elif name not in dropped:
             shown.append(col(name))
     return result.select(*shown)
 

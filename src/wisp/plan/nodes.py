@@ -78,6 +78,12 @@ class Plan:
         raise NotImplementedError(type(self).__name__)
 
     @property
+    def suffixes(self) -> tuple[str, ...]:
+        """What follows an aggregation's name in its output columns: nothing (one
+        column each), or one suffix per window of a feature set."""
+        return ("",)
+
+    @property
     def sorts(self) -> bool:
         """Whether wisp's Python worker sorts the rows it reads (`explain`'s Sorting
         line): every Python strategy but those that take rows in any order."""

@@ -12,7 +12,16 @@ from collections.abc import Sequence
 
 from ..errors import WispUnsupportedError
 from ..spec.aggregates import Aggregation
-from . import calendar_windows, dynamic, frames, intervals, periods, policies, sessions
+from . import (
+    calendar_windows,
+    dynamic,
+    features,
+    frames,
+    intervals,
+    periods,
+    policies,
+    sessions,
+)
 from .aggregations import (
     refuse_ewm,
     refuse_interval_events,
@@ -24,7 +33,8 @@ from .registry import NoWindow, rule_for
 from .source import Inputs
 from .streaming import plan_stream
 
-RULE_MODULES = (frames, intervals, policies, periods, dynamic, sessions, calendar_windows)
+RULE_MODULES = (frames, intervals, policies, periods, dynamic, sessions, calendar_windows,
+                features)
 """The modules whose import registers every planning rule."""
 
 
@@ -44,6 +54,7 @@ def plan(inputs: Inputs, window: object | None, aggregations: Sequence[Aggregati
     refuse_min_count_on_changes(spec, resolved)
     if inputs.source.lateness is not None:
         calendar_windows.refuse_on_stream(spec)
+        features.refuse_on_stream(spec)
         sessions.refuse_on_stream(spec)
         return plan_stream(inputs, spec, resolved, strategy)
     return rule(inputs, spec, resolved, strategy)

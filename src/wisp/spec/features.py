@@ -1,0 +1,81 @@
+"""A feature set: several windows over the same events, the same aggregations in each,
+evaluated at every event (`Events.features`). Validated here, without Spark."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import WispUnsupportedError, bad_value
+from .windows import Range, Rows, Window, check_flag
+
+LABEL = re.compile(r"[A-Za-z0-9_]+")
+FEATURE_WINDOWS = "Range, Rows or None (the cumulative window)"
+
+
+@dataclass(frozen=True)
+class FeatureSet(Window):
+    """Windows by label, each of them evaluated at every event of its key: `Range(start,
+    end)` (times `[t + start, t + end]` around the event's time `t`, sides per its
+    `closed`), `Rows(start, end)` (the events at those relative indices, 0 the event
+    itself; near the key's first and last events, the indices that exist, as with
+    `partial=True`: a feature set has one row per event) or None (every event of the key
+    up to and including the event: the cumulative window).
+
+    Output: one row per event: the key columns, `time` (the event's time), then for each
+    aggregation, for each window in the order given, a column `<aggregation's
+    name>_<label>` (`sum_amount_1h`)."""
+
+    windows: tuple[tuple[str, Window | None], ...]
+
+    def __post_init__(self) -> None:
+        if not self.windows:
+            raise bad_value("windows", f"a mapping of at least one label to {FEATURE_WINDOWS}",
+                            "an empty mapping")
+        for label, window in self.windows:
+            if not isinstance(label, str) or not LABEL.fullmatch(label):
+                raise bad_value("windows", "labels made of letters, digits and underscores "
+                                "(each names its columns: sum_v_<label>)", label)
+            if window is not None and not isinstance(window, (Range, Rows)):
+                if isinstance(window, Window):
+                    raise WispUnsupportedError(
+                        f"`windows` must map each label to {FEATURE_WINDOWS} in a feature "
+                        f"set, found {type(window).__name__} for {label!r}; run it as its "
+                        "own query (events.window(...).agg(...))")
+                raise bad_value("windows", f"{FEATURE_WINDOWS} for each label", window)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{label!r}: {window!r}" for label, window in self.windows)
+        return f"features({{{inner}}})"
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(label for label, _ in self.windows)
+
+
+def feature_set(windows: object, at: object = None, include_current: object = False
+                ) -> FeatureSet:
+    """The feature set `Events.features` describes, its arguments checked."""
+    if not isinstance(windows, Mapping):
+        raise bad_value("windows", f"a mapping (dict) of labels to {FEATURE_WINDOWS}",
+                        type(windows).__name__)
+    check_flag("include_current", include_current)
+    if at is not None:
+        raise WispUnsupportedError(
+            "`at` must be None in this version of wisp (feature sets at label rows, "
+            "point-in-time, are not built yet): compute the features per event and "
+            "join them as of the labels' times (wisp.asof_join)")
+    if include_current:
+        raise bad_value("include_current", "False without `at` (every event's windows "
+                        "include the event itself, as its own windows define)",
+                        include_current)
+    pairs: tuple[tuple[Any, Any], ...] = tuple(windows.items())
+    return FeatureSet(pairs)
+
+
+def column_names(aggregations: tuple[str, ...], labels: tuple[str, ...]) -> list[str]:
+    """The feature columns: for each aggregation's name, for each label,
+    `<name>_<label>`."""
+    return [f"{name}_{label}" for name in aggregations for label in labels]

@@ -1,0 +1,54 @@
+"""Feature sets planned without Spark: each label's window becomes its frame (a `Rows`
+window over the indices that exist), the output names follow `<aggregation>_<label>`,
+and a stream is refused by name."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from schema import source
+
+import wisp.spec.aggregates as A
+import wisp.spec.windows as W
+from wisp.errors import WispInputError, WispUnsupportedError
+from wisp.plan.features import FeaturesPlan
+from wisp.plan.frames import RangeFrame, RowsFrame, RunningFrame
+from wisp.plan.planner import plan
+from wisp.plan.source import Inputs
+from wisp.spec.features import FeatureSet, column_names, feature_set
+
+POINTS = "k string, t bigint, v double"
+
+
+def test_each_window_becomes_its_frame() -> None:
+    spec = feature_set({"r": W.Range(-10, 2, closed="left"), "w": W.Rows(-3, 0),
+                        "all": None})
+    found = plan(Inputs(source(POINTS, "t", key="k")), spec, (A.sum("v"), A.count()))
+    assert isinstance(found, FeaturesPlan)
+    assert found.frames == (("r", RangeFrame(-10, 2, "left")), ("w", RowsFrame(-3, 0, True)),
+                            ("all", RunningFrame()))
+    assert found.suffixes == ("_r", "_w", "_all")
+
+
+def test_columns_are_aggregation_major() -> None:
+    assert column_names(("sum_v", "count"), ("1h", "all")) == [
+        "sum_v_1h", "sum_v_all", "count_1h", "count_all"]
+
+
+def test_labels_keep_their_order() -> None:
+    assert feature_set({"b": None, "a": W.Rows(-1, 0)}).labels == ("b", "a")
+
+
+def test_a_stream_is_refused() -> None:
+    streaming = dataclasses.replace(source(POINTS, "t", key="k"), lateness=10)
+    with pytest.raises(WispUnsupportedError, match=r"^`events` must be a batch table for "
+                       r"a feature set \(feature sets do not run on a stream yet\)"):
+        plan(Inputs(streaming), feature_set({"x": None}), (A.sum("v"),))
+
+
+def test_a_spec_checks_its_windows_without_spark() -> None:
+    with pytest.raises(WispInputError, match="found 'an empty mapping'"):
+        FeatureSet(())
+    with pytest.raises(WispUnsupportedError, match="found Session for 's'"):
+        FeatureSet((("s", W.Session(5)),))

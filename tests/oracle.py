@@ -468,3 +468,47 @@ def features(rows: list[Row], *, time: str, key: list[str], order: str | None,
                 row[f"{agg.output_name}_{label}"] = part[agg.output_name]
         result.append(row)
     return result
+
+
+def point_in_time(rows: list[Row], labels: list[Row], *, time: str, key: list[str],
+                  order: str | None, columns: list[str],
+                  windows: Sequence[tuple[str, Range | Rows | None]],
+                  aggs: Sequence[Aggregation], include_current: bool,
+                  carried: Sequence[str]) -> list[Row]:
+    """A feature set at label rows: per label row at time `T`, its key's events before
+    `T` (at or before it with `include_current`), in window order; `Range` the events
+    among them in `[T + start, T + end]`, `Rows` the positions around the last of them
+    (index 0), None all of them. One row per label row: the key columns, `time`, the
+    label's `carried` columns, then `<aggregation's name>_<label>` per aggregation and
+    window."""
+    by_key = {tuple(spark_sort_key(v) for v in key_values.values()): members
+              for key_values, members in _sorted_by_key(rows, time=time, key=key,
+                                                        order=order, columns=columns)}
+    result: list[Row] = []
+    for label in labels:
+        at = label[time]
+        members = by_key.get(tuple(spark_sort_key(label[k]) for k in key), [])
+        before = [r for r in members if r[time] < at or (include_current and r[time] == at)]
+        windows_rows: list[list[Row]] = []
+        for _, window in windows:
+            if isinstance(window, Range):
+                lo, hi = _shift(at, window.start_ticks), _shift(at, window.end_ticks)
+                left = window.closed in ("both", "left")
+                right = window.closed in ("both", "right")
+                windows_rows.append([r for r in before if (lo < r[time] or (
+                    left and lo == r[time])) and (r[time] < hi or (right and r[time] == hi))])
+            elif isinstance(window, Rows):
+                last = len(before) - 1
+                windows_rows.append([before[p] for p in range(
+                    last + window.first_index, last + window.last_index + 1)
+                    if 0 <= p < len(before)])
+            else:
+                windows_rows.append(before)
+        row: Row = {k: label[k] for k in key}
+        row["time"] = at
+        row.update({c: label[c] for c in carried})
+        for agg in aggs:
+            for (name, _), window_rows in zip(windows, windows_rows, strict=True):
+                row[f"{agg.output_name}_{name}"] = aggregate(agg, window_rows, time)
+        result.append(row)
+    return result

@@ -80,8 +80,22 @@ class Events(binding.Events):
         aggregation, for each window in the order given, a column `<aggregation's
         name>_<label>` (`sum_amount_1h`).
 
-        `at` (point-in-time at label rows) and `include_current` are not built yet: a
-        `WispUnsupportedError` says so. `strategy`: None or "arrow-features"."""
+        `at`: label rows, point-in-time (an event table with the events' key columns,
+        or a DataFrame with the events' key and time column names): one row per label
+        row, each window evaluated as of the label's time `T` over the key's events
+        strictly before `T` (at or before it with `include_current=True`): `Range`
+        clipped at `T`, `Rows` around the last such event (index 0), the cumulative
+        window all of them. Output: the key columns, `time` (the label's), the label
+        table's other columns, then the feature columns. `strategy`: None or
+        "arrow-features"."""
+        if isinstance(at, DataFrame):
+            missing = [c for c in (*self.key, self.time.name) if c not in at.columns]
+            if missing:
+                raise bad_value("at", f"an event table (wisp.events) or a DataFrame with "
+                                f"the events' key and time columns "
+                                f"{[*self.key, self.time.name]!r}", f"a DataFrame without "
+                                f"{missing!r}")
+            at = events(at, time=self.time.name, key=list(self.key) or None)
         return run(self, feature_set(windows, at, include_current), aggregations, strategy)
 
     def plot(self, window: Window | None = None, *aggregations: Aggregation, out: str,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import assert_rows_match, sort_output
+from oracle import assert_rows_match, point_in_time, sort_output
 from oracle import features as oracle_features
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -124,8 +124,9 @@ def test_explain_names_the_strategy_and_each_window(spark: SparkSession) -> None
         {"1h": ws.Range(-3600, 0), "last3": ws.Rows(-2, 0)}, ws.sum("v"))
     text = ws.explain(result)
     assert "Strategy arrow-features" in text
-    assert "for the 2 windows of the set (1h: times t-3600..t+0 (both); last3: positions " \
-        "i-2..i+0)" in text
+    assert "walks each key's events once for the 2 windows of the set (1h, last3)" in text
+    assert text.startswith("features({'1h': Range(start=-3600, end=0, closed='both'), "
+                           "'last3': Rows(start=-2, end=0")
 
 
 def test_bad_arguments_name_their_parameter(spark: SparkSession) -> None:
@@ -151,9 +152,7 @@ def test_bad_arguments_name_their_parameter(spark: SparkSession) -> None:
          "`include_current` must be True or False, found 1"),
         ({"x": None}, {"include_current": True}, ws.WispInputError,
          "`include_current` must be False without `at`"),
-        ({"x": None}, {"at": df}, ws.WispUnsupportedError,
-         "`at` must be None in this version of wisp"),
-        ({"x": None}, {"strategy": "arrow-frames"}, ws.WispInputError,
+            ({"x": None}, {"strategy": "arrow-frames"}, ws.WispInputError,
          "`strategy` must be 'arrow-features' for a feature set or None, found "
          "'arrow-frames'"),
     ]
@@ -173,3 +172,80 @@ def test_bad_arguments_name_their_parameter(spark: SparkSession) -> None:
     with pytest.raises(ws.WispUnsupportedError, match="found a feature set, which reads "
                        "point events"):
         intervals.features({"x": None}, ws.sum("v"))
+
+
+@st.composite
+def label_rows(draw: st.DrawFn) -> list[dict[str, Any]]:
+    n = draw(st.integers(0, 15))
+    return [{"k": draw(st.sampled_from(["a", "b", "c", None])),
+             "t": draw(st.integers(-10, 10)) * 3 + draw(st.sampled_from([0, 1])),
+             "tag": draw(st.one_of(st.none(), st.text("xyz", max_size=2)))}
+            for _ in range(n)]
+
+
+@settings(max_examples=15)
+@given(rows=event_rows(), labels=label_rows(), windows=windows_st,
+       include_current=st.booleans(), as_events=st.booleans())
+def test_label_rows_match_a_brute_force_over_earlier_events(
+        spark: SparkSession, rows: list[dict[str, Any]], labels: list[dict[str, Any]],
+        windows: dict[str, ws.Range | ws.Rows | None], include_current: bool,
+        as_events: bool) -> None:
+    """Point-in-time: one row per label row (keys only among the labels, label rows
+    before a key's first event, ties with events in time, null keys), each window over
+    the key's events before the label's time, or at or before it."""
+    ev = ws.events(to_frame(spark, rows), time="t", key="k", order="seq")
+    label_df = spark.createDataFrame([(r["k"], r["t"], r["tag"]) for r in labels],
+                                     "k string, t long, tag string")
+    at = ws.events(label_df, time="t", key="k") if as_events else label_df
+    result = ev.features(windows, *AGGREGATIONS, at=at, include_current=include_current)
+    assert result.columns[:3] == ["k", "time", "tag"]
+    got = [r.asDict() for r in result.collect()]
+    want = point_in_time(rows, labels, time="t", key=["k"], order="seq", columns=COLUMNS,
+                         windows=list(windows.items()), aggs=AGGREGATIONS,
+                         include_current=include_current, carried=["tag"])
+    assert len(got) == len(labels)
+    assert_rows_match(sort_output(got, ["k"]), sort_output(want, ["k"]))
+
+
+def test_label_rows_take_one_shuffle_and_no_join(spark: SparkSession) -> None:
+    df = spark.range(300).select((F.col("id") % 7).alias("k"), F.col("id").alias("t"),
+                                 (F.col("id") % 5).cast("double").alias("v"))
+    labels = spark.range(50).select((F.col("id") % 9).alias("k"),
+                                    (F.col("id") * 6).alias("t"), F.lit("x").alias("y"))
+    result = ws.events(df, time="t", key="k").features(
+        {"10": ws.Range(-10, 0), "last3": ws.Rows(-2, 0), "all": None}, ws.sum("v"),
+        at=labels)
+    assert result.count() == 50
+    plan = result._jdf.queryExecution().executedPlan().toString()
+    final = plan.split("== Initial Plan ==")[0]
+    assert final.count("Exchange") == 1 and "Join" not in final, plan
+
+
+def test_bad_label_tables_name_at(spark: SparkSession) -> None:
+    df = spark.createDataFrame([("a", 1, 1.0)], "k string, t long, v double")
+    ev = ws.events(df, time="t", key="k")
+    cases: list[tuple[Any, type[Exception], str]] = [
+        (spark.createDataFrame([("a", 1)], "k string, when long"), ws.WispInputError,
+         "`at` must be an event table (wisp.events) or a DataFrame with the events' key "
+         "and time columns ['k', 't'], found \"a DataFrame without ['t']\""),
+        (ws.events(spark.createDataFrame([("a", 1)], "g string, t long"), time="t",
+                   key="g"), ws.WispInputError,
+         "`at` must be label rows with the events' key columns ['k'], found ['g']"),
+        (ws.events(spark.createDataFrame([(1, 1)], "k int, t long"), time="t", key="k"),
+         ws.WispInputError, "`at` must be key column 'k' of type string (as in the "
+         "events), found 'int'"),
+        (ws.events(spark.createDataFrame([("a", 1.5)], "k string, t double"), time="t",
+                   key="k"), ws.WispInputError,
+         "`at` must be label rows whose `time` has the type of the events' (bigint)"),
+        (ws.events(spark.createDataFrame([("a", 1, 2)], "k string, t long, e long"),
+                   time="t", key="k", end="e"), ws.WispUnsupportedError,
+         "`at` must be point rows (wisp.events without `end`), found interval events"),
+        (ws.events(spark.createDataFrame([("a", 1, 2.0)], "k string, t long, sum_v_x double"),
+                   time="t", key="k"), ws.WispInputError,
+         "`at` must be label rows whose other columns differ from the key columns, "
+         "`time` and the feature columns, found 'sum_v_x'"),
+    ]
+    for at, error, text in cases:
+        with pytest.raises(error) as caught:
+            ev.features({"x": None}, ws.sum("v"), at=at)
+        assert str(caught.value).startswith(text), str(caught.value)

@@ -52,3 +52,21 @@ def test_a_spec_checks_its_windows_without_spark() -> None:
         FeatureSet(())
     with pytest.raises(WispUnsupportedError, match="found Session for 's'"):
         FeatureSet((("s", W.Session(5)),))
+
+
+def test_label_rows_are_planned_with_their_other_columns() -> None:
+    labels = source("k string, t bigint, outcome boolean, note string", "t", key="k")
+    inputs = Inputs(source(POINTS, "t", key="k"), tables={"at": labels})
+    found = plan(inputs, FeatureSet((("1d", W.Range(-86_400, 0)), ("all", None)),
+                                    at=object(), include_current=True), (A.sum("v"),))
+    assert isinstance(found, FeaturesPlan)
+    assert found.labels_table == labels and found.include_current
+    assert found.carried == ("outcome", "note")
+    assert "each label row's 2 windows (1d, all) over the key's events at or before its " \
+        "time" in found.how()
+
+
+def test_include_current_needs_label_rows() -> None:
+    with pytest.raises(WispInputError, match=r"^`include_current` must be False without "
+                       r"`at`"):
+        feature_set({"x": None}, include_current=True)

@@ -9,14 +9,17 @@ number of windows.
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..plan.features import FeaturesPlan
 from ..runtime.batches import CHUNK_ROWS
 from ..runtime.features import FeaturesKernel
-from .columns import guarded, output_time_type
+from ..runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
+from .columns import col, guarded, output_time_type
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .describe import spark_output_type
+from .dynamic import without_null_times
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped
 
 
@@ -35,7 +38,9 @@ def feature_fields(plan: FeaturesPlan, query: Query) -> list[T.StructField]:
 
 @keyed_kernel(FeaturesPlan)
 def features_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
-    """The feature kernel and its input."""
+    """The feature kernel and its input (with label rows: `label_kernel`)."""
+    if plan.labels_table is not None:
+        return label_kernel(plan, query)
     events = query.events
     keys = list(events.key)
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan),
@@ -48,6 +53,45 @@ def features_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
         chunk_rows=CHUNK_ROWS, order=plan.tie_break)
     return KeyedKernel(guarded(events, query.observation), keys,
                        [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+def label_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
+    """Point-in-time: the label rows and the events in one table (`KIND` 1 for events; 0
+    for label rows, which sort before the events of their time, or 2 with
+    `include_current`, after them), the label rows' other columns under hidden names."""
+    events, labels = query.events, query.table("at")
+    keys = list(events.key)
+    time_type = output_time_type(events.time)
+    event_types = {f.name: f.dataType for f in events.df.schema.fields}
+    label_types = {f.name: f.dataType for f in labels.df.schema.fields}
+    values = [c for c in dict.fromkeys([*aggregation_columns(plan), *plan.tie_break])
+              if c not in keys]
+    hidden = [f"__wisp_l{i}" for i in range(len(plan.carried))]
+    event_rows = guarded(events, query.observation).select(
+        *[col(k) for k in keys], F.lit(EVENT).alias(KIND),
+        col(events.time.name).cast(time_type).alias(TIME), *[col(v) for v in values],
+        *[F.lit(None).cast(label_types[c]).alias(h)
+          for c, h in zip(plan.carried, hidden, strict=True)])
+    label_rows = without_null_times(labels).select(
+        *[col(k) for k in keys], F.lit(2 if plan.include_current else 0).alias(KIND),
+        col(labels.time.name).cast(time_type).alias(TIME),
+        *[F.lit(None).cast(event_types[v]).alias(v) for v in values],
+        *[col(c).alias(h) for c, h in zip(plan.carried, hidden, strict=True)])
+    table = event_rows.unionByName(label_rows)
+    schema = events.df.schema
+    fields = [f for k in keys for f in schema.fields if f.name == k]
+    fields.append(T.StructField("time", time_type))
+    fields += [T.StructField(c, label_types[c]) for c in plan.carried]
+    for r in plan.aggregations:
+        kind = spark_output_type(r, schema)
+        fields += [T.StructField(r.name + suffix, kind) for suffix in plan.suffixes]
+    kernel = LabelFeaturesKernel(
+        keys=tuple(keys), time_kind=events.time.kind, time_scale=events.time.scale,
+        frames=tuple(frame for _, frame in plan.frames),
+        aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields),
+        carried=tuple(hidden), chunk_rows=CHUNK_ROWS, order=plan.tie_break)
+    return KeyedKernel(table, keys, [TIME, KIND, *plan.tie_break], table.columns, kernel,
+                       fields)
 
 
 @compiles(FeaturesPlan)

@@ -13,7 +13,7 @@ from .durations import resolve_bound
 from .frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
-from .source import Inputs, kernel_shape, tie_break_columns
+from .source import Inputs, Source, kernel_shape, tie_break_columns, time_kind
 
 STRATEGY = "arrow-features"
 
@@ -24,6 +24,11 @@ class FeaturesPlan(Plan):
     events, in one kernel walk."""
 
     frames: tuple[tuple[str, Frame], ...]
+    labels_table: Source | None = None
+    """Point-in-time: the label rows (`at`), one output row each."""
+    include_current: bool = False
+    carried: tuple[str, ...] = ()
+    """The label table's columns besides its key and time, carried to the output."""
 
     strategy = STRATEGY
 
@@ -40,6 +45,17 @@ class FeaturesPlan(Plan):
         folds = ("; the cumulative window carried as one partial state where every "
                  "aggregation has one" if any(isinstance(f, RunningFrame)
                                               for _, f in self.frames) else "")
+        if self.labels_table is not None:
+            before = "at or before" if self.include_current else "strictly before"
+            return (kernel_shape("key, time, then label rows " + (
+                        "after" if self.include_current else "before") + " events of their "
+                        "time, then tie-break") +
+                    " walks each key's label rows and events together (the union of the "
+                    "two tables: one shuffle and one sort, no join): each label row's "
+                    f"{len(self.frames)} windows ({', '.join(self.labels)}) over the key's "
+                    f"events {before} its time, found in the sorted times or by index "
+                    "arithmetic, aggregated by the frame kernels; a long key streamed in "
+                    "chunks that keep the events later label rows can reach" + folds + ".")
         return (kernel_shape("key, time and tie-break") +
                 f" walks each key's events once for the {len(self.frames)} windows of the "
                 f"set ({', '.join(self.labels)}): one shuffle and one sort of the events "
@@ -74,6 +90,16 @@ def plan_features(inputs: Inputs, window: FeatureSet,
             raise bad_value("windows", "labels whose feature columns are unique and "
                             "differ from the key columns and `time`", name)
         taken.add(name)
+    labels_table = None if window.at is None else _labels(inputs)
+    carried: tuple[str, ...] = ()
+    if labels_table is not None:
+        skip = {*labels_table.key, labels_table.time.name}
+        carried = tuple(c for c in labels_table.names if c not in skip)
+        for name in carried:
+            if name in taken:
+                raise bad_value("at", "label rows whose other columns differ from the key "
+                                "columns, `time` and the feature columns", name)
+            taken.add(name)
     frames: list[tuple[str, Frame]] = []
     for label, spec in window.windows:
         frame: Frame
@@ -85,7 +111,42 @@ def plan_features(inputs: Inputs, window: FeatureSet,
         else:
             frame = RunningFrame()
         frames.append((label, frame))
+    reason = ("a feature set's windows share one shuffle and sort of the events, and one "
+              "kernel walk computes them all")
+    if labels_table is not None:
+        reason = ("label rows and events sorted together by key and time: each label "
+                  "row's windows are read off the events before it in one walk, without "
+                  "a range join or a query per window")
     return FeaturesPlan(source=source, window=repr(window), aggregations=resolved,
                         tie_break=tie_break_columns(source), frames=tuple(frames),
-                        reason="a feature set's windows share one shuffle and sort of the "
-                        "events, and one kernel walk computes them all")
+                        reason=reason, labels_table=labels_table,
+                        include_current=window.include_current, carried=carried)
+
+
+def _labels(inputs: Inputs) -> Source:
+    """The label table, checked against the events: point rows, the same time type,
+    the same key columns of the same types."""
+    source = inputs.source
+    labels = inputs.tables.get("at")
+    if labels is None:
+        raise bad_value("at", "an event table (wisp.events(...)) or a DataFrame with the "
+                        "events' key and time columns", "another value")
+    if labels.is_interval:
+        raise WispUnsupportedError(
+            "`at` must be point rows (wisp.events without `end`), found interval events "
+            f"(`end` column {labels.end!r})")
+    if time_kind(labels.time.type) != source.time.kind or (
+            labels.time.type.family == "decimal" and labels.time.type.scale
+            != source.time.scale):
+        raise bad_value("at", f"label rows whose `time` has the type of the events' "
+                        f"({source.time.type.text})",
+                        f"{labels.time.type.text} column {labels.time.name!r}")
+    if list(labels.key) != list(source.key):
+        raise bad_value("at", f"label rows with the events' key columns "
+                        f"{list(source.key)!r}", list(labels.key))
+    types = source.types()
+    for c in labels.columns:
+        if c.name in labels.key and c.type != types[c.name]:
+            raise bad_value("at", f"key column {c.name!r} of type {types[c.name].text} "
+                            "(as in the events)", c.type.text)
+    return labels

@@ -26,9 +26,21 @@ class FeatureSet(Window):
 
     Output: one row per event: the key columns, `time` (the event's time), then for each
     aggregation, for each window in the order given, a column `<aggregation's
-    name>_<label>` (`sum_amount_1h`)."""
+    name>_<label>` (`sum_amount_1h`).
+
+    Point-in-time (`at`, an event table of label rows with the events' key columns):
+    one row per label row instead, each window evaluated as of the label's time `T`
+    over the key's events strictly before `T` (at or before it with
+    `include_current`): `Range` the events in `[T + start, T + end]` among those,
+    `Rows` the positions around the last of those (index 0; `Rows(-2, 0)` the last
+    three), the cumulative window all of them; no window reaches past `T`, so nothing
+    after a label leaks into it. A key without such events gets the empty window's
+    values (counts and sums 0, the rest null). Output: the key columns, `time` (the
+    label's time), the label table's other columns, then the feature columns."""
 
     windows: tuple[tuple[str, Window | None], ...]
+    at: Any = None
+    include_current: bool = False
 
     def __post_init__(self) -> None:
         if not self.windows:
@@ -45,6 +57,14 @@ class FeatureSet(Window):
                         f"set, found {type(window).__name__} for {label!r}; run it as its "
                         "own query (events.window(...).agg(...))")
                 raise bad_value("windows", f"{FEATURE_WINDOWS} for each label", window)
+        check_flag("include_current", self.include_current)
+        if self.include_current and self.at is None:
+            raise bad_value("include_current", "False without `at` (every event's windows "
+                            "include the event itself, as its own windows define)",
+                            self.include_current)
+
+    def tables(self) -> dict[str, object]:
+        return {} if self.at is None else {"at": self.at}
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{label!r}: {window!r}" for label, window in self.windows)
@@ -57,22 +77,13 @@ class FeatureSet(Window):
 
 def feature_set(windows: object, at: object = None, include_current: object = False
                 ) -> FeatureSet:
-    """The feature set `Events.features` describes, its arguments checked."""
+    """The feature set `Events.features` describes, its arguments checked (`at`, when
+    given, an event table; the planner checks it against the events)."""
     if not isinstance(windows, Mapping):
         raise bad_value("windows", f"a mapping (dict) of labels to {FEATURE_WINDOWS}",
                         type(windows).__name__)
-    check_flag("include_current", include_current)
-    if at is not None:
-        raise WispUnsupportedError(
-            "`at` must be None in this version of wisp (feature sets at label rows, "
-            "point-in-time, are not built yet): compute the features per event and "
-            "join them as of the labels' times (wisp.asof_join)")
-    if include_current:
-        raise bad_value("include_current", "False without `at` (every event's windows "
-                        "include the event itself, as its own windows define)",
-                        include_current)
     pairs: tuple[tuple[Any, Any], ...] = tuple(windows.items())
-    return FeatureSet(pairs)
+    return FeatureSet(pairs, at, include_current)  # type: ignore[arg-type]
 
 
 def column_names(aggregations: tuple[str, ...], labels: tuple[str, ...]) -> list[str]:

@@ -16,6 +16,7 @@ from wisp.plan.features import FeaturesPlan
 from wisp.plan.frames import RangeFrame, RowsFrame, RunningFrame
 from wisp.plan.planner import plan
 from wisp.plan.source import Inputs
+from wisp.plan.streaming import StreamPlan
 from wisp.spec.features import FeatureSet, column_names, feature_set
 
 POINTS = "k string, t bigint, v double"
@@ -40,11 +41,20 @@ def test_labels_keep_their_order() -> None:
     assert feature_set({"b": None, "a": W.Rows(-1, 0)}).labels == ("b", "a")
 
 
-def test_a_stream_is_refused() -> None:
+def test_a_stream_runs_the_feature_kernel_and_refuses_label_rows() -> None:
     streaming = dataclasses.replace(source(POINTS, "t", key="k"), lateness=10)
-    with pytest.raises(WispUnsupportedError, match=r"^`events` must be a batch table for "
-                       r"a feature set \(feature sets do not run on a stream yet\)"):
-        plan(Inputs(streaming), feature_set({"x": None}), (A.sum("v"),))
+    found = plan(Inputs(streaming), feature_set({"r": W.Range(-5, 0), "x": None}),
+                 (A.sum("v"),))
+    assert isinstance(found, StreamPlan) and isinstance(found.inner, FeaturesPlan)
+    labels = source(POINTS, "t", key="k")
+    with pytest.raises(WispUnsupportedError, match=r"^`at` must be None for a feature set "
+                       r"over a stream"):
+        plan(Inputs(streaming, tables={"at": labels}),
+             FeatureSet((("x", None),), at=object()), (A.sum("v"),))
+    with pytest.raises(WispUnsupportedError, match=r"^`aggregations` must each have a "
+                       r"partial state for a feature set with a cumulative window \(None\) "
+                       r"over a stream, found collect_v"):
+        plan(Inputs(streaming), feature_set({"x": None}), (A.collect("v"),))
 
 
 def test_a_spec_checks_its_windows_without_spark() -> None:

@@ -62,7 +62,8 @@ def test_every_stream_shape_has_a_golden_file() -> None:
     assert all(isinstance(p, StreamPlan) for p in planned)
     inner = {p.inner.strategy for p in planned if isinstance(p, StreamPlan)}
     assert inner == {"stream-panes", "arrow-intervals", "arrow-frames", "arrow-running",
-                     "arrow-ticks", "arrow-sessions", "arrow-spl", "arrow-dynamic"}
+                     "arrow-ticks", "arrow-sessions", "arrow-spl", "arrow-dynamic",
+                     "arrow-features"}
 
 
 def describe_strategy(scenario: Scenario) -> str:

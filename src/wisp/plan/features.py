@@ -66,15 +66,6 @@ class FeaturesPlan(Plan):
                 f"widest bounded window still needs{folds}.")
 
 
-def refuse_on_stream(window: object) -> None:
-    """Feature sets run on batch tables only, for now."""
-    if isinstance(window, FeatureSet):
-        raise WispUnsupportedError(
-            "`events` must be a batch table for a feature set (feature sets do not run "
-            "on a stream yet), found a streaming DataFrame; run each window as its own "
-            "stream query")
-
-
 @rule(FeatureSet)
 def plan_features(inputs: Inputs, window: FeatureSet,
                   resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:

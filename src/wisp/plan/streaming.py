@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import WispUnsupportedError
+from ..spec.features import FeatureSet
 from ..spec.policies import Count, Delta, Punctuation, Time
 from ..spec.windows import (
     CalendarTick,
@@ -54,7 +55,8 @@ EDGE_KINDS = ("Tumbling and Hopping by duration (output='windows')", "Snapshot",
 STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session", "Sliding", "Tumbling by policy",
-                "Dynamic (anchors from a stream, or a clock)")
+                "Dynamic (anchors from a stream, or a clock)",
+                "feature sets (Events.features, without at)")
 
 
 def carried_by_panes(resolved: ResolvedAggregation) -> bool:
@@ -311,7 +313,34 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
         return (inner, carried, "a session once the watermark passes its last event + gap")
     if isinstance(window, Dynamic):
         return _dynamic(inputs, window, resolved)
+    if isinstance(window, FeatureSet):
+        return _features(inputs, window, resolved)
     raise _unsupported(name)
+
+
+def _features(inputs: Inputs, window: FeatureSet, resolved: tuple[ResolvedAggregation, ...]
+              ) -> tuple[Plan, str, str]:
+    """A feature set over a stream: the feature kernel's resumable steps, each event's
+    row once every window of it is final. Label rows (`at`) are batch-only for now; a
+    cumulative window needs every aggregation carried as a partial state."""
+    if window.at is not None:
+        raise WispUnsupportedError(
+            "`at` must be None for a feature set over a stream (label rows, "
+            "point-in-time, run on batch tables only for now), found label rows")
+    if any(spec is None for _, spec in window.windows):
+        held = [r.name for r in resolved if not carried_by_panes(r)]
+        if held:
+            raise WispUnsupportedError(
+                "`aggregations` must each have a partial state for a feature set with a "
+                f"cumulative window (None) over a stream, found {', '.join(held)}: the "
+                "window never closes, so its state would keep every row of a key")
+    inner = _batch_rule_plan(inputs, window, resolved, "arrow-features")
+    return (inner, "the events the widest bounded window still reaches, the events "
+            "whose windows wait for later rows or the watermark, and the cumulative "
+            "window's partial state (one row)",
+            "an event's row once every window of it is final: a Range window once the "
+            "watermark passes the event's time + end, a Rows window once its last row "
+            "has arrived, the cumulative window at once")
 
 
 def _check_edge_kind(window: object, name: str) -> None:

@@ -31,7 +31,7 @@ from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
 from .partials import Layout
-from .resumable import KernelState, pending, resumed
+from .resumable import Horizon, KernelState, pending, resumed
 from .window_states import GROUP, WindowStates, holds
 
 GATHER = 3
@@ -49,8 +49,8 @@ class FeaturesKernel:
     Output rows, in `schema`'s order: the key columns, `time` (the event's), then for
     each aggregation, for each frame, its value over the frame.
 
-    Resumable (`resumable.Resumable`; batch only for now) by tail recompute, as the
-    frame kernel: the
+    Resumable and Streamable (`resumable.Streamable`) by tail recompute, as the frame
+    kernel: the
     state's rows are the events later windows can still need followed by those not yet
     computed; scalars `base` (the position in the key's run of the first carried
     event), `done` (carried events before it have had their row emitted) and `carried`
@@ -139,19 +139,20 @@ class FeaturesKernel:
 
     # ------------------------------------------------------------------ pieces
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """The rows of the events whose every frame is final among the key's events so
-        far, and the state for the rest."""
+        far (and under `horizon`, when given: every later event has time >= it), and
+        the state for the rest."""
         buffer = pending(state, chunk)
         scalars = {"base": 0, "done": 0, "carried": 0} if state is None else state.scalars
         base, done, carried = (int(scalars[k] or 0) for k in ("base", "done", "carried"))
         partials = None if state is None else state.partials
-        gathering = buffer.num_rows - carried < GATHER * carried
+        gathering = horizon is None and buffer.num_rows - carried < GATHER * carried
         if buffer.num_rows == 0 or gathering:
             return self.empty(), KernelState(buffer, {"base": base, "done": done,
                                                       "carried": carried}, partials)
-        out, keep, ready, partials = self.advance(buffer, done, partials, False)
+        out, keep, ready, partials = self.advance(buffer, done, partials, False, horizon)
         kept = buffer.slice(keep)
         return out, KernelState(kept, {"base": base + keep, "done": ready - keep,
                                        "carried": kept.num_rows}, partials)
@@ -163,8 +164,32 @@ class FeaturesKernel:
         done = int(state.scalars.get("done") or 0)
         return self.advance(state.rows, done, state.partials, True)[0]
 
-    def ready(self, ticks: npt.NDArray[Any], done: int, last: bool) -> int:
-        """Where the events whose every frame is final end (from `done`)."""
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The least horizon at which a step without events emits a row: None while
+        the first pending event waits for later events (`Rows` reaching forward);
+        else the newest time when its frames are final already (a step gathered it),
+        or the least horizon that makes every `Range` frame of it final."""
+        n = state.rows.num_rows
+        done = int(state.scalars.get("done") or 0)
+        if n <= done:
+            return None
+        ticks = to_ticks(state.rows.column(self.time).combine_chunks(), self.time_kind)
+        if any(isinstance(f, RowsFrame) and n - 1 - done < f.last for f in self.frames):
+            return None
+        if self.ready(ticks, done, False) > done:
+            return _horizon(ticks[-1])
+        wakes = [range_wake(f, ticks[done]) for f in self.frames
+                 if isinstance(f, RangeFrame)]
+        if not wakes or any(w is None for w in wakes):
+            return None
+        return max(w for w in wakes if w is not None)
+
+    def ready(self, ticks: npt.NDArray[Any], done: int, last: bool,
+              horizon: Horizon | None = None) -> int:
+        """Where the events whose every frame is final end (from `done`): `Rows` once
+        `last` events follow, `Range` once no later event (at or after the newest time,
+        or `horizon`) can fall in it (a closed end below that bound, an open end at or
+        below it), the cumulative window at once."""
         n = len(ticks)
         if last:
             return n
@@ -173,7 +198,7 @@ class FeaturesKernel:
             if isinstance(frame, RowsFrame):
                 ready = min(ready, max(done, n - max(frame.last, 0)))
             elif isinstance(frame, RangeFrame):
-                bound = ticks[-1]  # later events come at or after it
+                bound = ticks[-1] if horizon is None else max(ticks[-1], horizon)
                 side: fr.Side = "right" if frame.closed in ("left", "neither") else "left"
                 ends = fr.shifted(ticks[done:], frame.end)
                 ready = min(ready, done + int(np.searchsorted(ends, bound, side=side)))
@@ -195,13 +220,14 @@ class FeaturesKernel:
                 keep = 0
         return keep
 
-    def advance(self, buffer: pa.Table, done: int, partials: pa.Table | None, last: bool
+    def advance(self, buffer: pa.Table, done: int, partials: pa.Table | None, last: bool,
+                horizon: Horizon | None = None
                 ) -> tuple[pa.RecordBatch, int, int, pa.Table | None]:
         """The rows final in `buffer` from `done` on, the first position to keep, where
         the next computation starts, and the cumulative window's folded state."""
         ticks = to_ticks(buffer.column(self.time).combine_chunks(), self.time_kind)
         n = len(ticks)
-        ready = self.ready(ticks, done, last)
+        ready = self.ready(ticks, done, last, horizon)
         keep = n if last else self.keep(ticks, ready)
         anchors = np.arange(done, ready, dtype=np.int64)
         out = self.empty()
@@ -237,3 +263,22 @@ class FeaturesKernel:
         before = partials.take(pa.array(np.zeros(len(anchors), dtype=np.int64)))
         before = before.set_column(0, GROUP, pa.array(groups))
         return states.finish(states.merge(pa.concat_tables([before, prefixes])))
+
+
+def range_wake(frame: RangeFrame, first: Any) -> Horizon | None:
+    """The least horizon that makes the `Range` frame of an event at `first` final:
+    just past a closed end (one tick, or the next float), an open end itself; None
+    where the end saturates the tick range."""
+    end = fr.shifted(np.array([first]), frame.end)
+    if end.dtype.kind != "f" and end[0] == np.iinfo(np.int64).max:
+        return None
+    if frame.closed in ("left", "neither"):
+        return _horizon(end[0])
+    if end.dtype.kind == "f":
+        return float(np.nextafter(end[0], np.inf))
+    return int(end[0]) + 1
+
+
+def _horizon(tick: Any) -> Horizon:
+    return float(tick) if isinstance(tick, np.floating) else int(tick)
+

@@ -29,7 +29,7 @@ from aggregators import brute_force
 
 from wisp.spec.aggregates import Aggregation
 from wisp.spec.time import duration_to_ticks
-from wisp.spec.windows import Range, Rows
+from wisp.spec.windows import Range, Rows, Since, Trailing
 
 Row = dict[str, Any]
 # One anchor's window: (window_start, window_end, anchor time, the window's rows in order).
@@ -443,17 +443,43 @@ def assert_rows_match(actual: list[Row], expected: list[Row], rel: float = 1e-9,
             f"{longer[min(len(actual), len(expected))]!r}")
 
 
+def tick_periods(rows: list[Row], *, time: str, key: list[str], order: str | None,
+                 columns: list[str], tick: str, n: int, aggs: Sequence[Aggregation]
+                 ) -> list[Row]:
+    """At each event, its tick period and the `n - 1` before it: the events after the
+    `n`-th last row before it whose boolean `tick` is true (a tick row closes its
+    period), through the event; from the key's first event with fewer ticks."""
+
+    def frames(members: list[Row]) -> list[Frame]:
+        result: list[Frame] = []
+        for i, anchor in enumerate(members):
+            ticks = [p for p in range(i) if members[p][tick]]
+            lo = ticks[-n] + 1 if len(ticks) >= n else 0
+            result.append((members[lo][time], anchor[time], anchor[time], members[lo:i + 1]))
+        return result
+
+    return _run(rows, time=time, key=key, order=order, columns=columns, aggs=aggs,
+                frames=frames)
+
+
+FeatureWindow = Range | Rows | Since | Trailing | None
+
+
 def features(rows: list[Row], *, time: str, key: list[str], order: str | None,
-             columns: list[str], windows: Sequence[tuple[str, Range | Rows | None]],
+             columns: list[str], windows: Sequence[tuple[str, FeatureWindow]],
              aggs: Sequence[Aggregation]) -> list[Row]:
     """A feature set: every window at every event (a `Rows` window over the indices
-    that exist, as `partial=True`), one row per event with the key columns, `time` and,
-    for each aggregation, for each window, `<aggregation's name>_<label>`."""
+    that exist, as `partial=True`; `Since`/`Trailing` over a boolean tick column), one
+    row per event with the key columns, `time` and, for each aggregation, for each
+    window, `<aggregation's name>_<label>`."""
     outputs: list[list[Row]] = []
     for _, window in windows:
         common = {"time": time, "key": key, "order": order, "columns": columns,
                   "aggs": aggs}
-        if isinstance(window, Rows):
+        if isinstance(window, (Since, Trailing)):
+            n = window.n if isinstance(window, Trailing) else 1
+            outputs.append(tick_periods(rows, tick=window.tick, n=n, **common))
+        elif isinstance(window, Rows):
             outputs.append(rows_window(rows, window=replace(window, partial=True), **common))
         elif isinstance(window, Range):
             outputs.append(range_window(rows, window=window, **common))
@@ -472,7 +498,7 @@ def features(rows: list[Row], *, time: str, key: list[str], order: str | None,
 
 def point_in_time(rows: list[Row], labels: list[Row], *, time: str, key: list[str],
                   order: str | None, columns: list[str],
-                  windows: Sequence[tuple[str, Range | Rows | None]],
+                  windows: Sequence[tuple[str, FeatureWindow]],
                   aggs: Sequence[Aggregation], include_current: bool,
                   carried: Sequence[str]) -> list[Row]:
     """A feature set at label rows: per label row at time `T`, its key's events before
@@ -491,7 +517,11 @@ def point_in_time(rows: list[Row], labels: list[Row], *, time: str, key: list[st
         before = [r for r in members if r[time] < at or (include_current and r[time] == at)]
         windows_rows: list[list[Row]] = []
         for _, window in windows:
-            if isinstance(window, Range):
+            if isinstance(window, (Since, Trailing)):
+                n = window.n if isinstance(window, Trailing) else 1
+                ticks = [p for p in range(len(before)) if before[p][window.tick]]
+                windows_rows.append(before[ticks[-n] + 1 if len(ticks) >= n else 0:])
+            elif isinstance(window, Range):
                 lo, hi = _shift(at, window.start_ticks), _shift(at, window.end_ticks)
                 left = window.closed in ("both", "left")
                 right = window.closed in ("both", "right")

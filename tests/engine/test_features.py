@@ -24,7 +24,7 @@ from wisp.windowed import _run_of
 
 pytestmark = pytest.mark.spark
 
-COLUMNS = ["k", "t", "v", "i", "seq"]
+COLUMNS = ["k", "t", "v", "i", "seq", "f"]
 AGGREGATIONS: list[Aggregation] = [
     ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.max("v"), ws.min("i"),
     ws.first("v"), ws.last("i"), ws.count_distinct("i")]
@@ -37,26 +37,29 @@ def event_rows(draw: st.DrawFn) -> list[dict[str, Any]]:
     return [{"k": draw(st.sampled_from(["a", "b", None])),
              "t": draw(st.integers(-8, 8)) * 3 + draw(st.sampled_from([0, 0, 1])),
              "v": draw(values), "i": draw(st.one_of(st.none(), st.integers(-5, 5))),
-             "seq": i} for i in range(n)]
+             "seq": i, "f": draw(st.sampled_from([True, False, False, None]))}
+            for i in range(n)]
 
 
 def to_frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
     return spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows],
-                                 "k string, t long, v double, i long, seq int")
+                                 "k string, t long, v double, i long, seq int, f boolean")
 
 
 windows_st = st.fixed_dictionaries({
     "r": st.builds(ws.Range, st.sampled_from([-9, -4, -1]), st.sampled_from([0, 2, 6]),
                    st.sampled_from(["both", "left", "right", "neither"])),
     "w": st.builds(ws.Rows, st.integers(-5, 0), st.integers(0, 2)),
-    "all": st.none()})
+    "all": st.none(),
+    "p": st.one_of(st.just(ws.Since("f")), st.builds(ws.Trailing, st.integers(1, 3),
+                                                     st.just("f")))})
 
 
 @settings(max_examples=15)
 @given(rows=event_rows(), windows=windows_st, use_order=st.booleans())
 def test_every_window_at_every_event_matches_the_oracle(
         spark: SparkSession, rows: list[dict[str, Any]],
-        windows: dict[str, ws.Range | ws.Rows | None], use_order: bool) -> None:
+        windows: dict[str, Any], use_order: bool) -> None:
     order = "seq" if use_order else None
     ev = ws.events(to_frame(spark, rows), time="t", key="k", order=order)
     result = ev.features(windows, *AGGREGATIONS)
@@ -71,7 +74,7 @@ def test_every_window_at_every_event_matches_the_oracle(
 def test_a_feature_set_equals_each_window_run_alone(spark: SparkSession) -> None:
     """Three keys, 600 events with ties: each window's feature columns are the
     aggregation columns of that window's own query, row for row (exact: quarter values
-    sum exactly)."""
+    sum exactly); tick periods over Column expressions included."""
     rng = np.random.default_rng(11)
     n = 600
     data = [(f"k{int(k)}", int(t), float(v) / 4, int(i), j) for j, (k, t, v, i) in
@@ -80,9 +83,10 @@ def test_a_feature_set_equals_each_window_run_alone(spark: SparkSession) -> None
     df = spark.createDataFrame(data, "k string, t long, v double, i long, seq int")
     ev = ws.events(df, time="t", key="k", order="seq")
     aggs = [ws.sum("v"), ws.count(), ws.max("i"), ws.mean("v")]
-    windows: dict[str, ws.Range | ws.Rows | None] = {
+    windows: dict[str, Any] = {
         "r30": ws.Range(-30, 0), "r5": ws.Range(-5, 5, closed="left"),
-        "w4": ws.Rows(-3, 0, partial=True), "all": None}
+        "w4": ws.Rows(-3, 0, partial=True), "all": None,
+        "s": ws.Since(F.col("i") > 5), "tr": ws.Trailing(2, F.col("i") < -5, partial=True)}
     features = ev.features(windows, *aggs).collect()
     names = [a.output_name for a in aggs]
     for label, window in windows.items():
@@ -134,20 +138,37 @@ def test_bad_arguments_name_their_parameter(spark: SparkSession) -> None:
     ev = ws.events(df, time="t", key="k")
     cases: list[tuple[Any, dict[str, Any], type[Exception], str]] = [
         ([ws.Range(-1, 0)], {}, ws.WispInputError,
-         "`windows` must be a mapping (dict) of labels to Range, Rows or None (the "
-         "cumulative window), found 'list'"),
+         "`windows` must be a mapping (dict) of labels to Range, Rows, Since or Trailing "
+         "over a boolean tick column, or None (the cumulative window), found 'list'"),
         ({}, {}, ws.WispInputError,
-         "`windows` must be a mapping of at least one label to Range, Rows or None (the "
-         "cumulative window), found 'an empty mapping'"),
+         "`windows` must be a mapping of at least one label to Range, Rows, Since or "
+         "Trailing over a boolean tick column, or None (the cumulative window), found "
+         "'an empty mapping'"),
         ({"1 h": ws.Range(-1, 0)}, {}, ws.WispInputError,
          "`windows` must be labels made of letters, digits and underscores (each names "
          "its columns: sum_v_<label>), found '1 h'"),
         ({"x": "1h"}, {}, ws.WispInputError,
-         "`windows` must be Range, Rows or None (the cumulative window) for each label, "
-         "found '1h'"),
+         "`windows` must be Range, Rows, Since or Trailing over a boolean tick column, or "
+         "None (the cumulative window) for each label, found '1h'"),
         ({"d": ws.Tumbling(10)}, {}, ws.WispUnsupportedError,
-         "`windows` must map each label to Range, Rows or None (the cumulative window) "
-         "in a feature set, found Tumbling for 'd'; run it as its own query"),
+         "`windows` must map each label to Range, Rows, Since or Trailing over a boolean "
+         "tick column, or None (the cumulative window) in a feature set, found Tumbling "
+         "for 'd'; run it as its own query"),
+        ({"h": ws.Since(ws.hourly())}, {}, ws.WispUnsupportedError,
+         "`windows` must give Since a boolean tick column or expression in a feature set "
+         "(calendar ticks are not in feature sets yet)"),
+        ({"s": ws.Since("v", emit="both")}, {}, ws.WispInputError,
+         "`windows` must be Since without `emit` (a feature set has one row per event) "
+         "for 's', found 'both'"),
+        ({"s": ws.Since("flag")}, {}, ws.WispInputError,
+         "`windows` must be a boolean tick column of the events for 's' (columns: k, t, "
+         "v), found 'flag'"),
+        ({"s": ws.Trailing(2, "v")}, {}, ws.WispInputError,
+         "`windows` must be a boolean tick column or expression for 's', found \"double "
+         "column 'v'\""),
+        ({"s": ws.Since(F.col("v") + 1)}, {}, ws.WispInputError,
+         "`windows` must be a boolean tick column or expression for 's', found 'double "
+         "expression \"Column<"),
         ({"x": None}, {"include_current": 1}, ws.WispInputError,
          "`include_current` must be True or False, found 1"),
         ({"x": None}, {"include_current": True}, ws.WispInputError,
@@ -188,7 +209,7 @@ def label_rows(draw: st.DrawFn) -> list[dict[str, Any]]:
        include_current=st.booleans(), as_events=st.booleans())
 def test_label_rows_match_a_brute_force_over_earlier_events(
         spark: SparkSession, rows: list[dict[str, Any]], labels: list[dict[str, Any]],
-        windows: dict[str, ws.Range | ws.Rows | None], include_current: bool,
+        windows: dict[str, Any], include_current: bool,
         as_events: bool) -> None:
     """Point-in-time: one row per label row (keys only among the labels, label rows
     before a key's first event, ties with events in time, null keys), each window over

@@ -18,10 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from resumable_check import assert_resumes
 
-from wisp.plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
+from wisp.plan.features import FeatureFrame, PeriodsFrame
+from wisp.plan.frames import RangeFrame, RowsFrame, RunningFrame
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.features import FeaturesKernel
 from wisp.runtime.resumable import KernelState
+from wisp.runtime.sorting import sort_order
 
 HELD = (AggregateJob("count", None, "none", pa.int64(), None),
         AggregateJob("count", "v", "float", pa.int64(), None),
@@ -35,30 +37,37 @@ ROWS_ONLY = (*HELD[:3], AggregateJob("collect", "i", "integer", pa.list_(pa.int6
 """`collect` has no partial state: the cumulative window carries every event."""
 
 
-def kernel(frames: Sequence[Frame], jobs: tuple[AggregateJob, ...],
+def kernel(frames: Sequence[FeatureFrame], jobs: tuple[AggregateJob, ...],
            chunk_rows: int = 1 << 14) -> FeaturesKernel:
     fields = [pa.field("k", pa.string()), pa.field("time", pa.int64())]
     fields += [pa.field(f"{j}_{f}", job.output_type) for j, job in enumerate(jobs)
                for f in range(len(frames))]
     return FeaturesKernel(("k",), "t", "integer", 0, tuple(frames), jobs, pa.schema(fields),
-                          chunk_rows, order=("i",))
+                          chunk_rows, order=("i", "v"))
 
 
 def events(keys: Sequence[str], times: Sequence[int], values: Sequence[float | None]
            ) -> pa.Table:
-    """Sorted by key, time, then `i` (the tie-break), as the kernel reads them."""
+    """Sorted as the kernel reads them: key, time, then the tie-break columns `i` and
+    `v` (Spark's ascending order: nulls first, NaN last)."""
     m = len(times)
-    order = sorted(range(m), key=lambda j: (keys[j], times[j], j))
-    return pa.table({"k": pa.array([keys[j] for j in order], pa.string()),
-                     "t": pa.array([times[j] for j in order], pa.int64()),
-                     "v": pa.array([values[j] for j in order], pa.float64()),
-                     "i": pa.array([None if j % 5 == 3 else j * 7 - 20 for j in order],
-                                   pa.int64())})
+    table = pa.table({"k": pa.array(keys, pa.string()), "t": pa.array(times, pa.int64()),
+                      "v": pa.array(values, pa.float64()),
+                      "i": pa.array([None if j % 5 == 3 else j * 7 - 20 for j in range(m)],
+                                    pa.int64()),
+                      "f": pa.array([None if j % 7 == 6 else j % 3 == 0 for j in range(m)],
+                                    pa.bool_())})
+    return table.take(sort_order(table, ("k", "t", "i", "v")))
 
 
-def frame_members(frame: Frame, times: list[int], at: int) -> list[int]:
-    """Positions of the events in `frame` at event `at` (one key's sorted events)."""
+def frame_members(frame: FeatureFrame, times: list[int], at: int,
+                  flags: list[bool | None]) -> list[int]:
+    """Positions of the events in `frame` at event `at` (one key's sorted events; `flags`
+    their ticks)."""
     n = len(times)
+    if isinstance(frame, PeriodsFrame):
+        ticks = [p for p in range(at) if flags[p]]
+        return list(range(ticks[-frame.n] + 1 if len(ticks) >= frame.n else 0, at + 1))
     if isinstance(frame, RowsFrame):
         return [p for p in range(at + frame.first, at + frame.last + 1) if 0 <= p < n]
     if isinstance(frame, RangeFrame):
@@ -91,7 +100,8 @@ frames_st = st.lists(st.one_of(
     st.builds(RowsFrame, st.integers(-6, 1), st.integers(-1, 3), st.just(True)),
     st.builds(RangeFrame, st.sampled_from([-9, -4, -1, 0]), st.sampled_from([0, 2, 5]),
               st.sampled_from(["both", "left", "right", "neither"])),
-    st.just(RunningFrame())), min_size=1, max_size=4).filter(
+    st.just(RunningFrame()),
+    st.builds(PeriodsFrame, st.integers(1, 3), st.just("f"))), min_size=1, max_size=4).filter(
         lambda fs: all(not isinstance(f, RowsFrame) or f.first <= f.last for f in fs))
 values_st = st.one_of(st.none(), st.just(math.nan), st.integers(-20, 20).map(lambda x: x / 4))
 
@@ -109,7 +119,7 @@ def one_key(draw: st.DrawFn) -> tuple[pa.Table, list[int]]:
 @settings(max_examples=150, deadline=None)
 @given(data=one_key(), frames=frames_st)
 def test_every_window_at_every_event_equals_a_brute_force(
-        data: tuple[pa.Table, list[int]], frames: list[Frame]) -> None:
+        data: tuple[pa.Table, list[int]], frames: list[FeatureFrame]) -> None:
     table, _ = data
     out = kernel(frames, HELD).run_group(table).to_pylist()
     rows = table.to_pylist()
@@ -117,7 +127,8 @@ def test_every_window_at_every_event_equals_a_brute_force(
     assert [r["time"] for r in out] == times
     for at, found in enumerate(out):
         for f, frame in enumerate(frames):
-            want = brute([rows[p] for p in frame_members(frame, times, at)])
+            flags = [r["f"] for r in rows]
+            want = brute([rows[p] for p in frame_members(frame, times, at, flags)])
             got = [found[f"{j}_{f}"] for j in range(len(HELD))]
             assert all(same(x, y) for x, y in zip(got, want, strict=True)), (
                 frame, at, got, want)
@@ -126,7 +137,7 @@ def test_every_window_at_every_event_equals_a_brute_force(
 @settings(max_examples=150, deadline=None)
 @given(data=one_key(), frames=frames_st, held=st.booleans())
 def test_a_run_cut_anywhere_gives_the_rows_of_the_whole_run(
-        data: tuple[pa.Table, list[int]], frames: list[Frame], held: bool) -> None:
+        data: tuple[pa.Table, list[int]], frames: list[FeatureFrame], held: bool) -> None:
     """Pieces of one row are enough to fold the cumulative window (`chunk_rows` 1)."""
     table, cuts = data
     features = kernel(frames, HELD if held else ROWS_ONLY, chunk_rows=1)
@@ -165,7 +176,8 @@ def test_several_keys_at_once_equal_each_key_alone() -> None:
     times = [int(t) for size in sizes for t in np.sort(rng.integers(0, size * 2, size))]
     values = [float(x) / 2 for x in rng.integers(-9, 9, len(keys))]
     table = events(keys, times, values)
-    frames = (RangeFrame(-3, 1, "left"), RowsFrame(-2, 1, True), RunningFrame())
+    frames = (RangeFrame(-3, 1, "left"), RowsFrame(-2, 1, True), RunningFrame(),
+              PeriodsFrame(2, "f"))
     features = kernel(frames, HELD)
     runs = np.cumsum([0, *sizes]).astype(np.int64)
     together = features.run_group(table, runs).to_pylist()

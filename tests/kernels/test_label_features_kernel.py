@@ -18,10 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from resumable_check import assert_resumes
 
-from wisp.plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
+from wisp.plan.features import FeatureFrame, PeriodsFrame
+from wisp.plan.frames import RangeFrame, RowsFrame, RunningFrame
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from wisp.runtime.resumable import KernelState
+from wisp.runtime.sorting import sort_order
 
 HELD = (AggregateJob("count", None, "none", pa.int64(), None),
         AggregateJob("count", "v", "float", pa.int64(), None),
@@ -33,33 +35,34 @@ HELD = (AggregateJob("count", None, "none", pa.int64(), None),
 ROWS_ONLY = (*HELD[:3], AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
 
 
-def kernel(frames: Sequence[Frame], jobs: tuple[AggregateJob, ...],
+def kernel(frames: Sequence[FeatureFrame], jobs: tuple[AggregateJob, ...],
            chunk_rows: int = 1 << 14) -> LabelFeaturesKernel:
     fields = [pa.field("k", pa.string()), pa.field("time", pa.int64()),
               pa.field("label", pa.string())]
     fields += [pa.field(f"{j}_{f}", job.output_type) for j, job in enumerate(jobs)
                for f in range(len(frames))]
     return LabelFeaturesKernel(("k",), "integer", 0, tuple(frames), jobs, pa.schema(fields),
-                               carried=("__wisp_l0",), chunk_rows=chunk_rows, order=("i",))
+                               carried=("__wisp_l0",), chunk_rows=chunk_rows, order=("i", "v"))
 
 
 def union(keys: Sequence[str], times: Sequence[int], labels: Sequence[bool],
           values: Sequence[float | None], include_current: bool) -> pa.Table:
     """Label rows and events sorted as the kernel reads them: key, time, kind (a label
-    row before the events of its time, after them with `include_current`), `i`."""
+    row before the events of its time, after them with `include_current`), then the
+    tie-break columns `i` and `v` (Spark's ascending order: nulls first, NaN last)."""
     m = len(times)
     kinds = [(2 if include_current else 0) if labels[j] else EVENT for j in range(m)]
-    ids = [None if j % 5 == 3 else j * 7 - 20 for j in range(m)]
-    order = sorted(range(m), key=lambda j: (keys[j], times[j], kinds[j],
-                                            -(1 << 40) if ids[j] is None else ids[j]))
-    return pa.table({
-        "k": pa.array([keys[j] for j in order], pa.string()),
-        KIND: pa.array([kinds[j] for j in order], pa.int32()),
-        TIME: pa.array([times[j] for j in order], pa.int64()),
-        "v": pa.array([None if labels[j] else values[j] for j in order], pa.float64()),
-        "i": pa.array([None if labels[j] else ids[j] for j in order], pa.int64()),
-        "__wisp_l0": pa.array([f"L{j}" if labels[j] else None for j in order],
-                              pa.string())})
+    table = pa.table({
+        "k": pa.array(keys, pa.string()), KIND: pa.array(kinds, pa.int32()),
+        TIME: pa.array(times, pa.int64()),
+        "v": pa.array([None if labels[j] else values[j] for j in range(m)], pa.float64()),
+        "i": pa.array([None if labels[j] or j % 5 == 3 else j * 7 - 20 for j in range(m)],
+                      pa.int64()),
+        "__wisp_l0": pa.array([f"L{j}" if labels[j] else None for j in range(m)],
+                              pa.string()),
+        "f": pa.array([None if labels[j] or j % 7 == 6 else j % 3 == 0 for j in range(m)],
+                      pa.bool_())})
+    return table.take(sort_order(table, ("k", TIME, KIND, "i", "v")))
 
 
 def brute(rows: list[dict[str, Any]]) -> list[Any]:
@@ -71,9 +74,13 @@ def brute(rows: list[dict[str, Any]]) -> list[Any]:
             i[-1] if i else None, len(set(i))]
 
 
-def members(frame: Frame, before: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+def members(frame: FeatureFrame, before: list[dict[str, Any]], at: int
+            ) -> list[dict[str, Any]]:
     """The events of `frame` at a label row at time `at`, given the events before it."""
     n = len(before)
+    if isinstance(frame, PeriodsFrame):
+        ticks = [p for p in range(n) if before[p]["f"]]
+        return before[ticks[-frame.n] + 1 if len(ticks) >= frame.n else 0:]
     if isinstance(frame, RowsFrame):
         last = n - 1
         return [before[p] for p in range(last + frame.first, last + frame.last + 1)
@@ -97,7 +104,8 @@ frames_st = st.lists(st.one_of(
     st.builds(RowsFrame, st.integers(-5, 1), st.integers(-1, 2), st.just(True)),
     st.builds(RangeFrame, st.sampled_from([-9, -4, -1, 0]), st.sampled_from([-1, 0, 3]),
               st.sampled_from(["both", "left", "right", "neither"])),
-    st.just(RunningFrame())), min_size=1, max_size=4).filter(
+    st.just(RunningFrame()),
+    st.builds(PeriodsFrame, st.integers(1, 3), st.just("f"))), min_size=1, max_size=4).filter(
         lambda fs: all(not isinstance(f, (RowsFrame, RangeFrame))
                        or (f.first <= f.last if isinstance(f, RowsFrame)
                            else f.start <= f.end) for f in fs))
@@ -119,7 +127,7 @@ def one_key(draw: st.DrawFn) -> tuple[list[int], list[bool], list[float | None],
 @given(data=one_key(), frames=frames_st, include_current=st.booleans())
 def test_each_label_row_equals_a_brute_force_over_earlier_events(
         data: tuple[list[int], list[bool], list[float | None], list[int]],
-        frames: list[Frame], include_current: bool) -> None:
+        frames: list[FeatureFrame], include_current: bool) -> None:
     times, labels, values, _ = data
     table = union(["a"] * len(times), times, labels, values, include_current)
     rows = table.to_pylist()
@@ -143,7 +151,7 @@ def test_each_label_row_equals_a_brute_force_over_earlier_events(
        held=st.booleans())
 def test_a_run_cut_anywhere_gives_the_rows_of_the_whole_run(
         data: tuple[list[int], list[bool], list[float | None], list[int]],
-        frames: list[Frame], include_current: bool, held: bool) -> None:
+        frames: list[FeatureFrame], include_current: bool, held: bool) -> None:
     times, labels, values, cuts = data
     table = union(["a"] * len(times), times, labels, values, include_current)
     features = kernel(frames, HELD if held else ROWS_ONLY, chunk_rows=1)
@@ -158,7 +166,8 @@ def test_keys_without_events_and_several_keys_at_once() -> None:
     labels = [False, True, False, True, False, True, True, True, True,
               False, True, False, True, True]
     table = union(keys, times, labels, [float(j) for j in range(len(keys))], False)
-    frames = (RangeFrame(-3, 0, "both"), RowsFrame(-1, 0, True), RunningFrame())
+    frames = (RangeFrame(-3, 0, "both"), RowsFrame(-1, 0, True), RunningFrame(),
+              PeriodsFrame(2, "f"))
     features = kernel(frames, HELD)
     runs = np.array([0, 6, 9, 14], dtype=np.int64)
     together = features.run_group(table, runs).to_pylist()

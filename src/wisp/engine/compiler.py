@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import types as T
@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 from ..binding import Events, TimeColumn
 from ..plan.nodes import Plan, ResolvedAggregation
 from ..plan.source import ExprRef
+from ..spec.windows import Window
 from .columns import col
 from .describe import spark_output_type
 
@@ -58,8 +59,9 @@ class Query:
     def expression(self, ref: ExprRef) -> Column:
         """The Spark Column the window parameter `ref.param` holds (a column name or a
         Column expression)."""
-        value = getattr(self.window, ref.param)
-        return col(value) if isinstance(value, str) else value
+        assert isinstance(self.window, Window)
+        value = self.window.parameters()[ref.param]
+        return col(value) if isinstance(value, str) else cast(Column, value)
 
     def table(self, name: str) -> Events:
         return self.tables[name]

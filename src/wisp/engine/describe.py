@@ -4,6 +4,8 @@ session's settings. The one place where Spark types become the planner's plain o
 
 from __future__ import annotations
 
+from typing import cast
+
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import types as T
 
@@ -119,9 +121,9 @@ def describe_query(events: Events, window: Window | None) -> Inputs:
     if window is not None:
         where = window.expression_table
         table = events if where is None else tables.get(where)
-        for name, value in vars(window).items():
+        for name, value in window.parameters().items():
             if is_column(value) and table is not None:
-                expressions[name] = expression_info(table.df, value)
+                expressions[name] = expression_info(table.df, cast(Column, value))
     return Inputs(describe_events(events),
                   {name: describe_events(table) for name, table in tables.items()},
                   expressions, settings(events.df.sparkSession))

@@ -43,16 +43,19 @@ def features_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
         return label_kernel(plan, query)
     events = query.events
     keys = list(events.key)
+    df = guarded(events, query.observation)
+    for column, ref in plan.ticks:
+        df = df.withColumn(column, query.expression(ref))
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan),
-                                 *plan.tie_break]))
+                                 *plan.tie_break, *(column for column, _ in plan.ticks)]))
     fields = feature_fields(plan, query)
     kernel = FeaturesKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, frames=tuple(frame for _, frame in plan.frames),
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields),
         chunk_rows=CHUNK_ROWS, order=plan.tie_break)
-    return KeyedKernel(guarded(events, query.observation), keys,
-                       [events.time.name, *plan.tie_break], needed, kernel, fields)
+    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
+                       fields)
 
 
 def label_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
@@ -70,12 +73,14 @@ def label_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
     event_rows = guarded(events, query.observation).select(
         *[col(k) for k in keys], F.lit(EVENT).alias(KIND),
         col(events.time.name).cast(time_type).alias(TIME), *[col(v) for v in values],
+        *[query.expression(ref).alias(column) for column, ref in plan.ticks],
         *[F.lit(None).cast(label_types[c]).alias(h)
           for c, h in zip(plan.carried, hidden, strict=True)])
     label_rows = without_null_times(labels).select(
         *[col(k) for k in keys], F.lit(2 if plan.include_current else 0).alias(KIND),
         col(labels.time.name).cast(time_type).alias(TIME),
         *[F.lit(None).cast(event_types[v]).alias(v) for v in values],
+        *[F.lit(None).cast("boolean").alias(column) for column, _ in plan.ticks],
         *[col(c).alias(h) for c, h in zip(plan.carried, hidden, strict=True)])
     table = event_rows.unionByName(label_rows)
     schema = events.df.schema

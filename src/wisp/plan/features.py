@@ -5,17 +5,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WispUnsupportedError, bad_value
+from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..spec.features import FeatureSet, column_names
-from ..spec.windows import Range, Rows
+from ..spec.windows import Range, Rows, Since, Trailing
 from .aggregations import refuse_interval_events, refuse_lifetimes
 from .durations import resolve_bound
 from .frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
-from .source import Inputs, Source, kernel_shape, tie_break_columns, time_kind
+from .source import ExprRef, Inputs, Source, kernel_shape, tie_break_columns, time_kind
 
 STRATEGY = "arrow-features"
+
+
+@dataclass(frozen=True)
+class PeriodsFrame:
+    """The event's tick period and the `n - 1` before it (`Since`: n = 1): the events
+    after the `n`-th last tick row before the event, through the event; the boolean
+    tick of each event in the hidden column `column`."""
+
+    n: int
+    column: str
+
+
+FeatureFrame = Frame | PeriodsFrame
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,7 +36,9 @@ class FeaturesPlan(Plan):
     """`arrow-features`: the frames of every window of the set, over each key's sorted
     events, in one kernel walk."""
 
-    frames: tuple[tuple[str, Frame], ...]
+    frames: tuple[tuple[str, FeatureFrame], ...]
+    ticks: tuple[tuple[str, ExprRef], ...] = ()
+    """The hidden tick columns of `PeriodsFrame`s and the expressions they hold."""
     labels_table: Source | None = None
     """Point-in-time: the label rows (`at`), one output row each."""
     include_current: bool = False
@@ -91,10 +106,15 @@ def plan_features(inputs: Inputs, window: FeatureSet,
                 raise bad_value("at", "label rows whose other columns differ from the key "
                                 "columns, `time` and the feature columns", name)
             taken.add(name)
-    frames: list[tuple[str, Frame]] = []
+    frames: list[tuple[str, FeatureFrame]] = []
+    ticks: list[tuple[str, ExprRef]] = []
     for label, spec in window.windows:
-        frame: Frame
-        if isinstance(spec, Range):
+        frame: FeatureFrame
+        if isinstance(spec, (Since, Trailing)):
+            column = f"__wisp_tick_{len(ticks)}"
+            ticks.append((column, _tick(inputs, label, spec.tick)))
+            frame = PeriodsFrame(spec.n if isinstance(spec, Trailing) else 1, column)
+        elif isinstance(spec, Range):
             frame = RangeFrame(resolve_bound(spec.start, source.time, "start"),
                                resolve_bound(spec.end, source.time, "end"), spec.closed)
         elif isinstance(spec, Rows):
@@ -110,8 +130,32 @@ def plan_features(inputs: Inputs, window: FeatureSet,
                   "a range join or a query per window")
     return FeaturesPlan(source=source, window=repr(window), aggregations=resolved,
                         tie_break=tie_break_columns(source), frames=tuple(frames),
-                        reason=reason, labels_table=labels_table,
+                        reason=reason, labels_table=labels_table, ticks=tuple(ticks),
                         include_current=window.include_current, carried=carried)
+
+
+def _tick(inputs: Inputs, label: str, tick: object) -> ExprRef:
+    """A `Since`/`Trailing` window's boolean tick column or expression over the events."""
+    path = f"windows.{label}.tick"
+    fields = inputs.source.types()
+    if isinstance(tick, str):
+        if tick not in fields:
+            hint = did_you_mean(tick, fields).strip(" ()")
+            raise bad_value("windows", f"a boolean tick column of the events for {label!r} "
+                            f"(columns: {', '.join(fields)})", tick, hint=hint)
+        column_type = fields[tick]
+        shown = f"{column_type.text} column {tick!r}"
+    else:
+        info = inputs.expressions.get(path)
+        if info is None or info.type is None:
+            raise bad_value("windows", f"a boolean tick Column over the events' columns for "
+                            f"{label!r}", tick if info is None else info.text)
+        column_type = info.type
+        shown = f"{column_type.text} expression {info.text!r}"
+    if column_type.family != "boolean":
+        raise bad_value("windows", f"a boolean tick column or expression for {label!r}",
+                        shown)
+    return ExprRef(path)
 
 
 def _labels(inputs: Inputs) -> Source:

@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..kernels import frames as fr
 from ..kernels.runs import one_run
-from ..plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
+from ..plan.features import FeatureFrame, PeriodsFrame
+from ..plan.frames import RangeFrame, RowsFrame, RunningFrame
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
@@ -66,7 +68,7 @@ class FeaturesKernel:
     time: str
     time_kind: str
     time_scale: int
-    frames: tuple[Frame, ...]
+    frames: tuple[FeatureFrame, ...]
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
     chunk_rows: int = CHUNK_ROWS
@@ -96,14 +98,19 @@ class FeaturesKernel:
             return self.empty()
         runs = one_run(n) if runs is None else runs
         ticks = to_ticks(group.column(self.time).combine_chunks(), self.time_kind)
-        frames = [self.whole_frames(frame, ticks, runs) for frame in self.frames]
+        frames = [self.whole_frames(frame, group, ticks, runs) for frame in self.frames]
         anchors = np.arange(n, dtype=np.int64)
         return self.emit(group, ticks, anchors, frames)
 
     @staticmethod
-    def whole_frames(frame: Frame, ticks: npt.NDArray[Any], runs: IntArray
-                     ) -> tuple[IntArray, IntArray]:
+    def whole_frames(frame: FeatureFrame, rows: pa.Table, ticks: npt.NDArray[Any],
+                     runs: IntArray) -> tuple[IntArray, IntArray]:
         """Every event's frame, clipped to its own run."""
+        if isinstance(frame, PeriodsFrame):
+            begin, _ = fr.segment_bounds(runs)
+            flags = tick_flags(rows, frame.column)
+            return period_starts(flags, flags_before(flags), frame.n, begin), np.arange(
+                1, len(ticks) + 1, dtype=np.int64)
         if isinstance(frame, RowsFrame):
             _, lo, hi = fr.segmented_rows_frames(runs, frame.first, frame.last, True)
             return lo, hi
@@ -204,13 +211,16 @@ class FeaturesKernel:
                 ready = min(ready, done + int(np.searchsorted(ends, bound, side=side)))
         return ready
 
-    def keep(self, ticks: npt.NDArray[Any], ready: int) -> int:
+    def keep(self, rows: pa.Table, ticks: npt.NDArray[Any], ready: int) -> int:
         """The first position the frames of the events from `ready` on can reach (the
         cumulative window aside when it folds)."""
         n = len(ticks)
         keep = ready
         for frame in self.frames:
-            if isinstance(frame, RowsFrame):
+            if isinstance(frame, PeriodsFrame):
+                keep = min(keep, period_reach(tick_flags(rows, frame.column)[:ready],
+                                              frame.n))
+            elif isinstance(frame, RowsFrame):
                 keep = min(keep, max(0, ready + min(frame.first, 0)))
             elif isinstance(frame, RangeFrame):
                 nxt = min(ready, n - 1)
@@ -228,7 +238,7 @@ class FeaturesKernel:
         ticks = to_ticks(buffer.column(self.time).combine_chunks(), self.time_kind)
         n = len(ticks)
         ready = self.ready(ticks, done, last, horizon)
-        keep = n if last else self.keep(ticks, ready)
+        keep = n if last else self.keep(buffer, ticks, ready)
         anchors = np.arange(done, ready, dtype=np.int64)
         out = self.empty()
         states = None
@@ -237,7 +247,7 @@ class FeaturesKernel:
                 buffer.schema, pa.float64() if self.time_kind == "float" else pa.int64(),
                 self.order))
         if len(anchors):
-            frames = [self.whole_frames(frame, ticks, one_run(n))
+            frames = [self.whole_frames(frame, buffer, ticks, one_run(n))
                       for frame in self.frames]
             frames = [(lo[anchors], hi[anchors]) for lo, hi in frames]
             folded = None
@@ -263,6 +273,37 @@ class FeaturesKernel:
         before = partials.take(pa.array(np.zeros(len(anchors), dtype=np.int64)))
         before = before.set_column(0, GROUP, pa.array(groups))
         return states.finish(states.merge(pa.concat_tables([before, prefixes])))
+
+
+def tick_flags(rows: pa.Table, column: str) -> npt.NDArray[np.bool_]:
+    """Each row's tick (a null tick: not a tick)."""
+    flags = pc.fill_null(rows.column(column).combine_chunks(), False)
+    return np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def flags_before(flags: npt.NDArray[np.bool_]) -> IntArray:
+    """The number of ticks strictly before each position."""
+    counts: IntArray = np.cumsum(flags) - flags
+    return counts.astype(np.int64)
+
+
+def period_starts(flags: npt.NDArray[np.bool_], before: IntArray, n: int, begin: IntArray
+                  ) -> IntArray:
+    """Where the `n` tick periods ending at each position (or at each query, `before`
+    ticks ahead of it) begin: just after the `n`-th last tick, no earlier than `begin`
+    (its run's first position)."""
+    positions = np.flatnonzero(flags).astype(np.int64)
+    index = before - n
+    found = np.where(index >= 0, positions[np.clip(index, 0, max(len(positions) - 1, 0))]
+                     + 1 if len(positions) else 0, 0)
+    return np.maximum(found, begin).astype(np.int64)
+
+
+def period_reach(flags: npt.NDArray[np.bool_], n: int) -> int:
+    """The first position a later row's `n` tick periods can reach, given the ticks
+    before it: just after the `n`-th last of them (0 with fewer)."""
+    positions = np.flatnonzero(flags)
+    return int(positions[-n]) + 1 if len(positions) >= n else 0
 
 
 def range_wake(frame: RangeFrame, first: Any) -> Horizon | None:

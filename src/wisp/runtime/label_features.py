@@ -23,10 +23,12 @@ import pyarrow as pa
 from ..kernels import dynamic as dk
 from ..kernels import frames as fr
 from ..kernels.runs import one_run, run_index
-from ..plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
+from ..plan.features import FeatureFrame, PeriodsFrame
+from ..plan.frames import RangeFrame, RowsFrame, RunningFrame
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
+from .features import period_reach, period_starts, tick_flags
 from .partials import Layout
 from .resumable import KernelState, pending, resumed
 from .window_states import GROUP, WindowStates, holds
@@ -58,7 +60,7 @@ class LabelFeaturesKernel:
     keys: tuple[str, ...]
     time_kind: str
     time_scale: int
-    frames: tuple[Frame, ...]
+    frames: tuple[FeatureFrame, ...]
     aggregates: tuple[AggregateJob, ...]
     schema: pa.Schema
     carried: tuple[str, ...] = ()
@@ -95,7 +97,7 @@ class LabelFeaturesKernel:
         if buffer.num_rows == 0:
             return self.empty(), KernelState(buffer, {}, partials)
         out, events, ticks = self.labelled(buffer, one_run(buffer.num_rows), partials)
-        keep = self.keep(ticks)
+        keep = self.keep(events, ticks)
         if self.folds and keep > 0:
             states = self.states(events)
             dropped = states.add(events, ticks, np.arange(keep, dtype=np.int64),
@@ -108,7 +110,7 @@ class LabelFeaturesKernel:
         """Nothing: every label row's output came with its step."""
         return self.empty()
 
-    def keep(self, ticks: npt.NDArray[Any]) -> int:
+    def keep(self, events: pa.Table, ticks: npt.NDArray[Any]) -> int:
         """The first event a later label row can reach (label rows come at or after the
         newest event's time)."""
         n = len(ticks)
@@ -116,7 +118,9 @@ class LabelFeaturesKernel:
             return 0
         keep = n
         for frame in self.frames:
-            if isinstance(frame, RowsFrame):
+            if isinstance(frame, PeriodsFrame):
+                keep = min(keep, period_reach(tick_flags(events, frame.column), frame.n))
+            elif isinstance(frame, RowsFrame):
                 keep = min(keep, max(0, n - 1 + min(frame.first, 1)))
             elif isinstance(frame, RangeFrame):
                 reach = fr.shifted(ticks[-1:], frame.start)[0]
@@ -154,8 +158,8 @@ class LabelFeaturesKernel:
         shared: dict[tuple[str, ...], Any] = {}
         found: list[list[pa.Array]] = []
         for frame in self.frames:
-            lo, hi = self.frame_of(frame, ticks, label_ticks, bounds, label_runs, begin,
-                                   before)
+            lo, hi = self.frame_of(frame, events, ticks, label_ticks, bounds, label_runs,
+                                   begin, before)
             if isinstance(frame, RunningFrame) and partials is not None:
                 found.append(self.cumulative(events, ticks, before, partials))
                 continue
@@ -167,12 +171,16 @@ class LabelFeaturesKernel:
             columns += [found[f][j] for f in range(len(self.frames))]
         return pa.RecordBatch.from_arrays(columns, schema=self.schema), events, ticks
 
-    def frame_of(self, frame: Frame, ticks: npt.NDArray[Any], label_ticks: npt.NDArray[Any],
-                 bounds: IntArray, label_runs: IntArray, begin: IntArray, before: IntArray
-                 ) -> tuple[IntArray, IntArray]:
+    def frame_of(self, frame: FeatureFrame, events: pa.Table, ticks: npt.NDArray[Any],
+                 label_ticks: npt.NDArray[Any], bounds: IntArray, label_runs: IntArray,
+                 begin: IntArray, before: IntArray) -> tuple[IntArray, IntArray]:
         """Each label row's frame `[lo, hi)` among the events: within its key's events
         (from `begin`), none at or after the first event not before it (`before`)."""
-        if isinstance(frame, RangeFrame):
+        if isinstance(frame, PeriodsFrame):
+            flags = tick_flags(events, frame.column)
+            counted = np.concatenate([[0], np.cumsum(flags)]).astype(np.int64)
+            lo, hi = period_starts(flags, counted[before], frame.n, begin), before
+        elif isinstance(frame, RangeFrame):
             known = np.ones(len(label_ticks), dtype=bool)
             lo, hi = dk.window_frames(ticks, fr.shifted(label_ticks, frame.start), known,
                                       fr.shifted(label_ticks, frame.end), known,

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import WispUnsupportedError, bad_value
-from .windows import Range, Rows, Window, check_flag
+from .windows import CalendarTick, Range, Rows, Since, Trailing, Window, check_flag
 
 LABEL = re.compile(r"[A-Za-z0-9_]+")
-FEATURE_WINDOWS = "Range, Rows or None (the cumulative window)"
+FEATURE_WINDOWS = ("Range, Rows, Since or Trailing over a boolean tick column, or None (the "
+                   "cumulative window)")
+TICKED = (Since, Trailing)
 
 
 @dataclass(frozen=True)
@@ -21,8 +23,13 @@ class FeatureSet(Window):
     end)` (times `[t + start, t + end]` around the event's time `t`, sides per its
     `closed`), `Rows(start, end)` (the events at those relative indices, 0 the event
     itself; near the key's first and last events, the indices that exist, as with
-    `partial=True`: a feature set has one row per event) or None (every event of the key
-    up to and including the event: the cumulative window).
+    `partial=True`: a feature set has one row per event), `Since(tick)` (the events
+    after the key's last tick row before the event, through the event: a tick row
+    closes its period), `Trailing(n, tick)` (the event's period and the `n - 1` before
+    it; near the key's first ticks, the periods that exist, as `partial=True`), `tick`
+    a boolean column or expression (calendar ticks are not in feature sets yet), or
+    None (every event of the key up to and including the event: the cumulative
+    window).
 
     Output: one row per event: the key columns, `time` (the event's time), then for each
     aggregation, for each window in the order given, a column `<aggregation's
@@ -50,7 +57,9 @@ class FeatureSet(Window):
             if not isinstance(label, str) or not LABEL.fullmatch(label):
                 raise bad_value("windows", "labels made of letters, digits and underscores "
                                 "(each names its columns: sum_v_<label>)", label)
-            if window is not None and not isinstance(window, (Range, Rows)):
+            if isinstance(window, TICKED):
+                _check_ticked(label, window)
+            elif window is not None and not isinstance(window, (Range, Rows)):
                 if isinstance(window, Window):
                     raise WispUnsupportedError(
                         f"`windows` must map each label to {FEATURE_WINDOWS} in a feature "
@@ -66,6 +75,11 @@ class FeatureSet(Window):
     def tables(self) -> dict[str, object]:
         return {} if self.at is None else {"at": self.at}
 
+    def parameters(self) -> dict[str, object]:
+        """The ticks of its `Since` and `Trailing` windows, as `windows.<label>.tick`."""
+        return {f"windows.{label}.tick": window.tick for label, window in self.windows
+                if isinstance(window, TICKED)}
+
     def __repr__(self) -> str:
         inner = ", ".join(f"{label!r}: {window!r}" for label, window in self.windows)
         return f"features({{{inner}}})"
@@ -73,6 +87,17 @@ class FeatureSet(Window):
     @property
     def labels(self) -> tuple[str, ...]:
         return tuple(label for label, _ in self.windows)
+
+
+def _check_ticked(label: str, window: Since | Trailing) -> None:
+    if isinstance(window.tick, CalendarTick):
+        raise WispUnsupportedError(
+            f"`windows` must give {type(window).__name__} a boolean tick column or "
+            f"expression in a feature set (calendar ticks are not in feature sets yet), "
+            f"found {window.tick!r} for {label!r}; run it as its own query")
+    if isinstance(window, Since) and window.emit not in (None, "events"):
+        raise bad_value("windows", f"Since without `emit` (a feature set has one row per "
+                        f"event) for {label!r}", window.emit)
 
 
 def feature_set(windows: object, at: object = None, include_current: object = False

@@ -75,6 +75,11 @@ class Window:
         anchors), which the planner sees described beside the events."""
         return {}
 
+    def parameters(self) -> dict[str, object]:
+        """The window's parameters by name, where user expressions (Columns) may be; a
+        window holding windows (a feature set) names theirs by dotted path."""
+        return dict(vars(self))
+
 
 # --------------------------------------------------------------------------- psi
 

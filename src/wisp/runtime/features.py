@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels import frames as fr
+from ..kernels import periods as pk
 from ..kernels.runs import one_run
 from ..plan.features import FeatureFrame, PeriodsFrame
 from ..plan.frames import RangeFrame, RowsFrame, RunningFrame
@@ -107,10 +108,8 @@ class FeaturesKernel:
                      runs: IntArray) -> tuple[IntArray, IntArray]:
         """Every event's frame, clipped to its own run."""
         if isinstance(frame, PeriodsFrame):
-            begin, _ = fr.segment_bounds(runs)
-            flags = tick_flags(rows, frame.column)
-            return period_starts(flags, flags_before(flags), frame.n, begin), np.arange(
-                1, len(ticks) + 1, dtype=np.int64)
+            lo, hi, _ = pk.trailing_predicate(tick_flags(rows, frame.column), frame.n, runs)
+            return lo, hi
         if isinstance(frame, RowsFrame):
             _, lo, hi = fr.segmented_rows_frames(runs, frame.first, frame.last, True)
             return lo, hi
@@ -279,24 +278,6 @@ def tick_flags(rows: pa.Table, column: str) -> npt.NDArray[np.bool_]:
     """Each row's tick (a null tick: not a tick)."""
     flags = pc.fill_null(rows.column(column).combine_chunks(), False)
     return np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def flags_before(flags: npt.NDArray[np.bool_]) -> IntArray:
-    """The number of ticks strictly before each position."""
-    counts: IntArray = np.cumsum(flags) - flags
-    return counts.astype(np.int64)
-
-
-def period_starts(flags: npt.NDArray[np.bool_], before: IntArray, n: int, begin: IntArray
-                  ) -> IntArray:
-    """Where the `n` tick periods ending at each position (or at each query, `before`
-    ticks ahead of it) begin: just after the `n`-th last tick, no earlier than `begin`
-    (its run's first position)."""
-    positions = np.flatnonzero(flags).astype(np.int64)
-    index = before - n
-    found = np.where(index >= 0, positions[np.clip(index, 0, max(len(positions) - 1, 0))]
-                     + 1 if len(positions) else 0, 0)
-    return np.maximum(found, begin).astype(np.int64)
 
 
 def period_reach(flags: npt.NDArray[np.bool_], n: int) -> int:

@@ -28,7 +28,7 @@ from ..plan.frames import RangeFrame, RowsFrame, RunningFrame
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
-from .features import period_reach, period_starts, tick_flags
+from .features import period_reach, tick_flags
 from .partials import Layout
 from .resumable import KernelState, pending, resumed
 from .window_states import GROUP, WindowStates, holds
@@ -211,3 +211,15 @@ class LabelFeaturesKernel:
             parts.append(prefixes.take(pa.array(rows)).set_column(
                 0, GROUP, pa.array(groups[has])))
         return states.finish(states.merge(pa.concat_tables(parts)))
+
+
+def period_starts(flags: npt.NDArray[np.bool_], before: IntArray, n: int, begin: IntArray
+                  ) -> IntArray:
+    """Where the `n` tick periods of each label row begin, given the ticks `before` it:
+    just after the `n`-th last of them, no earlier than `begin` (its run's first
+    event)."""
+    positions = np.flatnonzero(flags).astype(np.int64)
+    index = before - n
+    found = np.where(index >= 0, positions[np.clip(index, 0, max(len(positions) - 1, 0))]
+                     + 1 if len(positions) else 0, 0)
+    return np.maximum(found, begin).astype(np.int64)

@@ -138,25 +138,24 @@ def test_bad_arguments_name_their_parameter(spark: SparkSession) -> None:
     ev = ws.events(df, time="t", key="k")
     cases: list[tuple[Any, dict[str, Any], type[Exception], str]] = [
         ([ws.Range(-1, 0)], {}, ws.WispInputError,
-         "`windows` must be a mapping (dict) of labels to Range, Rows, Since or Trailing "
-         "over a boolean tick column, or None (the cumulative window), found 'list'"),
+         "`windows` must be a mapping (dict) of labels to Range, Rows, Since, Trailing or "
+         "None (the cumulative window), found 'list'"),
         ({}, {}, ws.WispInputError,
-         "`windows` must be a mapping of at least one label to Range, Rows, Since or "
-         "Trailing over a boolean tick column, or None (the cumulative window), found "
-         "'an empty mapping'"),
+         "`windows` must be a mapping of at least one label to Range, Rows, Since, "
+         "Trailing or None (the cumulative window), found 'an empty mapping'"),
         ({"1 h": ws.Range(-1, 0)}, {}, ws.WispInputError,
          "`windows` must be labels made of letters, digits and underscores (each names "
          "its columns: sum_v_<label>), found '1 h'"),
         ({"x": "1h"}, {}, ws.WispInputError,
-         "`windows` must be Range, Rows, Since or Trailing over a boolean tick column, or "
-         "None (the cumulative window) for each label, found '1h'"),
+         "`windows` must be Range, Rows, Since, Trailing or None (the cumulative window) "
+         "for each label, found '1h'"),
         ({"d": ws.Tumbling(10)}, {}, ws.WispUnsupportedError,
-         "`windows` must map each label to Range, Rows, Since or Trailing over a boolean "
-         "tick column, or None (the cumulative window) in a feature set, found Tumbling "
-         "for 'd'; run it as its own query"),
-        ({"h": ws.Since(ws.hourly())}, {}, ws.WispUnsupportedError,
-         "`windows` must give Since a boolean tick column or expression in a feature set "
-         "(calendar ticks are not in feature sets yet)"),
+         "`windows` must map each label to Range, Rows, Since, Trailing or None (the "
+         "cumulative window) in a feature set, found Tumbling for 'd'; run it as its own "
+         "query"),
+        ({"h": ws.Since(ws.hourly())}, {}, ws.WispInputError,
+         "`tick` must be a boolean column (calendar ticks need a timestamp or date time "
+         "column; integer time column 't' is numeric), found"),
         ({"s": ws.Since("v", emit="both")}, {}, ws.WispInputError,
          "`windows` must be Since without `emit` (a feature set has one row per event) "
          "for 's', found 'both'"),
@@ -270,3 +269,31 @@ def test_bad_label_tables_name_at(spark: SparkSession) -> None:
         with pytest.raises(error) as caught:
             ev.features({"x": None}, ws.sum("v"), at=at)
         assert str(caught.value).startswith(text), str(caught.value)
+
+
+def test_calendar_periods_equal_their_own_queries_across_daylight_saving(
+        spark: SparkSession, new_york: None) -> None:
+    """`Since(ws.daily("America/New_York"))` and `Trailing(3, ws.hourly())` in a set:
+    each event's columns equal those of the window's own query (one row per event:
+    emit="events", partial=True), over events across New York's spring change."""
+    start = 1_710_000_000  # 2024-03-09 16:00 UTC
+    rng = np.random.default_rng(5)
+    n = 300
+    data = [(f"k{int(k)}", start + int(s), float(v) / 4, j) for j, (k, s, v) in
+            enumerate(zip(rng.integers(0, 3, n), rng.integers(0, 3 * 86_400, n),
+                          rng.integers(-40, 40, n), strict=True))]
+    df = spark.createDataFrame(data, "k string, s long, v double, seq int").select(
+        "k", F.timestamp_seconds("s").alias("ts"), "v", "seq")
+    ev = ws.events(df, time="ts", key="k", order="seq")
+    aggs = [ws.sum("v"), ws.count()]
+    windows: dict[str, Any] = {"d": ws.Since(ws.daily("America/New_York")),
+                               "h3": ws.Trailing(3, ws.hourly())}
+    alone = {"d": ws.Since(ws.daily("America/New_York"), emit="events"),
+             "h3": ws.Trailing(3, ws.hourly(), partial=True)}
+    features = ev.features(windows, *aggs).collect()
+    for label, window in alone.items():
+        theirs = sorted(repr((r["k"], r["time"], r["sum_v"], r["count"]))
+                        for r in ev.window(window).agg(*aggs).collect())
+        mine = sorted(repr((r["k"], r["time"], r[f"sum_v_{label}"], r[f"count_{label}"]))
+                      for r in features)
+        assert mine == theirs, label

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from ..errors import WispUnsupportedError, bad_value, did_you_mean
 from ..spec.features import FeatureSet, column_names
-from ..spec.windows import Range, Rows, Since, Trailing
+from ..spec.windows import CalendarTick, Range, Rows, Since, Trailing
 from .aggregations import refuse_interval_events, refuse_lifetimes
 from .durations import resolve_bound
 from .frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from .nodes import Plan, ResolvedAggregation
+from .periods import checked_calendar
 from .registry import rule
 from .source import ExprRef, Inputs, Source, kernel_shape, tie_break_columns, time_kind
 
@@ -28,7 +29,17 @@ class PeriodsFrame:
     column: str
 
 
-FeatureFrame = Frame | PeriodsFrame
+@dataclass(frozen=True)
+class CalendarFrame:
+    """The event's calendar period and the `n - 1` before it (`Since`: n = 1): the
+    events after the tick `n` periods back, `(tick, t]`, periods `(previous tick,
+    tick]`."""
+
+    n: int
+    tick: CalendarTick
+
+
+FeatureFrame = Frame | PeriodsFrame | CalendarFrame
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,7 +121,10 @@ def plan_features(inputs: Inputs, window: FeatureSet,
     ticks: list[tuple[str, ExprRef]] = []
     for label, spec in window.windows:
         frame: FeatureFrame
-        if isinstance(spec, (Since, Trailing)):
+        if isinstance(spec, (Since, Trailing)) and isinstance(spec.tick, CalendarTick):
+            frame = CalendarFrame(spec.n if isinstance(spec, Trailing) else 1,
+                                  checked_calendar(source, spec.tick))
+        elif isinstance(spec, (Since, Trailing)):
             column = f"__wisp_tick_{len(ticks)}"
             ticks.append((column, _tick(inputs, label, spec.tick)))
             frame = PeriodsFrame(spec.n if isinstance(spec, Trailing) else 1, column)

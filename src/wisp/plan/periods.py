@@ -140,7 +140,9 @@ def _predicate(inputs: Inputs, tick: object) -> ExprRef:
     return ExprRef("tick")
 
 
-def _calendar(source: Source, tick: CalendarTick) -> CalendarTick:
+def checked_calendar(source: Source, tick: CalendarTick) -> CalendarTick:
+    """`tick` checked against the events' time column (a timestamp or date; a zone
+    only for `timestamp`; no hourly or cron tick for dates; a cron that matches)."""
     time = source.time
     where = f"{time.kind} time column {time.name!r}"
     if time.kind not in ("timestamp", "timestamp_ntz", "date"):
@@ -161,7 +163,7 @@ def _calendar(source: Source, tick: CalendarTick) -> CalendarTick:
 def _ticks(inputs: Inputs, tick: object, n: int, partial: bool, emit: Emit | None,
            trailing: bool) -> Ticks:
     if isinstance(tick, CalendarTick):
-        return Ticks(None, _calendar(inputs.source, tick), n, partial, emit or "ticks",
+        return Ticks(None, checked_calendar(inputs.source, tick), n, partial, emit or "ticks",
                      trailing)
     if isinstance(tick, str) or "tick" in inputs.expressions:
         return Ticks(_predicate(inputs, tick), None, n, partial, emit or "events", trailing)

@@ -16,6 +16,7 @@ the running frame's rows are).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +29,15 @@ import pyarrow.compute as pc
 from ..kernels import frames as fr
 from ..kernels import periods as pk
 from ..kernels.runs import one_run
-from ..plan.features import FeatureFrame, PeriodsFrame
+from ..plan.features import CalendarFrame, FeatureFrame, PeriodsFrame
 from ..plan.frames import RangeFrame, RowsFrame, RunningFrame
+from ..spec import calendar
+from ..spec.windows import CalendarTick
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
 from .partials import Layout
+from .periods import shared_table
 from .resumable import Horizon, KernelState, pending, resumed
 from .window_states import GROUP, WindowStates, holds
 
@@ -110,6 +114,9 @@ class FeaturesKernel:
         if isinstance(frame, PeriodsFrame):
             lo, hi, _ = pk.trailing_predicate(tick_flags(rows, frame.column), frame.n, runs)
             return lo, hi
+        if isinstance(frame, CalendarFrame):
+            return (calendar_starts(frame.tick, frame.n, ticks, runs),
+                    np.arange(1, len(ticks) + 1, dtype=np.int64))
         if isinstance(frame, RowsFrame):
             _, lo, hi = fr.segmented_rows_frames(runs, frame.first, frame.last, True)
             return lo, hi
@@ -219,6 +226,9 @@ class FeaturesKernel:
             if isinstance(frame, PeriodsFrame):
                 keep = min(keep, period_reach(tick_flags(rows, frame.column)[:ready],
                                               frame.n))
+            elif isinstance(frame, CalendarFrame):
+                start = calendar_start(frame.tick, frame.n, int(ticks[min(ready, n - 1)]))
+                keep = min(keep, int(np.searchsorted(ticks, start, side="right")))
             elif isinstance(frame, RowsFrame):
                 keep = min(keep, max(0, ready + min(frame.first, 0)))
             elif isinstance(frame, RangeFrame):
@@ -278,6 +288,32 @@ def tick_flags(rows: pa.Table, column: str) -> npt.NDArray[np.bool_]:
     """Each row's tick (a null tick: not a tick)."""
     flags = pc.fill_null(rows.column(column).combine_chunks(), False)
     return np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def calendar_starts(tick: CalendarTick, n: int, times: IntArray, runs: IntArray
+                    ) -> IntArray:
+    """Where each event's last `n` calendar periods begin (the first event after the
+    tick `n` periods back), within its run: one tick table for the runs, or one per
+    run where they lie far apart in time (`runtime.periods.shared_table`)."""
+    if len(times) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if len(runs) > 2 and not shared_table(times, runs):
+        return np.concatenate([
+            calendar_starts(tick, n, times[begin:stop], one_run(stop - begin)) + begin
+            for begin, stop in itertools.pairwise(runs.tolist())]).astype(np.int64)
+    table, _, _ = pk.tick_table(tick, int(times.min()), int(times.max()), n)
+    first = np.searchsorted(table, times[runs[:-1]], side="left").astype(np.int64)
+    lo, _, _, _ = pk.calendar_events(times, table, n, first, runs)
+    return lo.astype(np.int64)
+
+
+def calendar_start(tick: CalendarTick, n: int, instant: int) -> int:
+    """The tick `n` periods back from the period of `instant`: its window's events are
+    those after it."""
+    start = calendar.closing_tick(tick, instant)
+    for _ in range(n):
+        start = calendar.prev_tick(tick, start)
+    return start
 
 
 def period_reach(flags: npt.NDArray[np.bool_], n: int) -> int:

@@ -22,13 +22,14 @@ import pyarrow as pa
 
 from ..kernels import dynamic as dk
 from ..kernels import frames as fr
+from ..kernels import periods as pk
 from ..kernels.runs import one_run, run_index
-from ..plan.features import FeatureFrame, PeriodsFrame
+from ..plan.features import CalendarFrame, FeatureFrame, PeriodsFrame
 from ..plan.frames import RangeFrame, RowsFrame, RunningFrame
 from .aggregate import AggregateJob, aggregate
 from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
-from .features import period_reach, tick_flags
+from .features import calendar_start, period_reach, tick_flags
 from .partials import Layout
 from .resumable import KernelState, pending, resumed
 from .window_states import GROUP, WindowStates, holds
@@ -120,6 +121,9 @@ class LabelFeaturesKernel:
         for frame in self.frames:
             if isinstance(frame, PeriodsFrame):
                 keep = min(keep, period_reach(tick_flags(events, frame.column), frame.n))
+            elif isinstance(frame, CalendarFrame):
+                start = calendar_start(frame.tick, frame.n, int(ticks[-1]))
+                keep = min(keep, int(np.searchsorted(ticks, start, side="right")))
             elif isinstance(frame, RowsFrame):
                 keep = min(keep, max(0, n - 1 + min(frame.first, 1)))
             elif isinstance(frame, RangeFrame):
@@ -180,6 +184,13 @@ class LabelFeaturesKernel:
             flags = tick_flags(events, frame.column)
             counted = np.concatenate([[0], np.cumsum(flags)]).astype(np.int64)
             lo, hi = period_starts(flags, counted[before], frame.n, begin), before
+        elif isinstance(frame, CalendarFrame):
+            table, _, _ = pk.tick_table(frame.tick, int(label_ticks.min()),
+                                        int(label_ticks.max()), frame.n)
+            starts = table[pk.closing_positions(label_ticks, table) - frame.n]
+            known = np.ones(len(label_ticks), dtype=bool)
+            lo, hi = dk.window_frames(ticks, starts, known, label_ticks, known, "right",
+                                      bounds, label_runs)
         elif isinstance(frame, RangeFrame):
             known = np.ones(len(label_ticks), dtype=bool)
             lo, hi = dk.window_frames(ticks, fr.shifted(label_ticks, frame.start), known,

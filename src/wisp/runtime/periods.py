@@ -88,7 +88,7 @@ def _concat(parts: list[Rows]) -> Rows:
                   for f in ("lo", "hi", "start", "end", "time", "valid", "run")))
 
 
-def _shared_table(times: IntArray, runs: IntArray) -> bool:
+def shared_table(times: IntArray, runs: IntArray) -> bool:
     """Whether one tick table for all runs stays within a few times the tables the runs
     would build one by one (runs far apart in time build their own)."""
     chunk = calendar.CHUNK
@@ -171,7 +171,7 @@ class TickKernel:
     def calendar_rows(self, group: pa.Table, times: IntArray, runs: IntArray) -> Rows:
         """The rows of every run from one tick table, or run by run when the runs lie
         far apart in time."""
-        if len(runs) > 2 and not _shared_table(times, runs):
+        if len(runs) > 2 and not shared_table(times, runs):
             apart = []
             for r, (begin, stop) in enumerate(itertools.pairwise(runs.tolist())):
                 part = self.calendar_rows(group.slice(begin, stop - begin), times[begin:stop],

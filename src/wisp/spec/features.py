@@ -12,8 +12,7 @@ from ..errors import WispUnsupportedError, bad_value
 from .windows import CalendarTick, Range, Rows, Since, Trailing, Window, check_flag
 
 LABEL = re.compile(r"[A-Za-z0-9_]+")
-FEATURE_WINDOWS = ("Range, Rows, Since or Trailing over a boolean tick column, or None (the "
-                   "cumulative window)")
+FEATURE_WINDOWS = "Range, Rows, Since, Trailing or None (the cumulative window)"
 TICKED = (Since, Trailing)
 
 
@@ -27,9 +26,9 @@ class FeatureSet(Window):
     after the key's last tick row before the event, through the event: a tick row
     closes its period), `Trailing(n, tick)` (the event's period and the `n - 1` before
     it; near the key's first ticks, the periods that exist, as `partial=True`), `tick`
-    a boolean column or expression (calendar ticks are not in feature sets yet), or
-    None (every event of the key up to and including the event: the cumulative
-    window).
+    a boolean column or expression, or a calendar tick (`ws.hourly()`, ...: periods
+    `(previous tick, tick]`), or None (every event of the key up to and including the
+    event: the cumulative window).
 
     Output: one row per event: the key columns, `time` (the event's time), then for each
     aggregation, for each window in the order given, a column `<aggregation's
@@ -78,7 +77,7 @@ class FeatureSet(Window):
     def parameters(self) -> dict[str, object]:
         """The ticks of its `Since` and `Trailing` windows, as `windows.<label>.tick`."""
         return {f"windows.{label}.tick": window.tick for label, window in self.windows
-                if isinstance(window, TICKED)}
+                if isinstance(window, TICKED) and not isinstance(window.tick, CalendarTick)}
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{label!r}: {window!r}" for label, window in self.windows)
@@ -90,11 +89,6 @@ class FeatureSet(Window):
 
 
 def _check_ticked(label: str, window: Since | Trailing) -> None:
-    if isinstance(window.tick, CalendarTick):
-        raise WispUnsupportedError(
-            f"`windows` must give {type(window).__name__} a boolean tick column or "
-            f"expression in a feature set (calendar ticks are not in feature sets yet), "
-            f"found {window.tick!r} for {label!r}; run it as its own query")
     if isinstance(window, Since) and window.emit not in (None, "events"):
         raise bad_value("windows", f"Since without `emit` (a feature set has one row per "
                         f"event) for {label!r}", window.emit)

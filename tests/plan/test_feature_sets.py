@@ -41,16 +41,26 @@ def test_labels_keep_their_order() -> None:
     assert feature_set({"b": None, "a": W.Rows(-1, 0)}).labels == ("b", "a")
 
 
-def test_a_stream_runs_the_feature_kernel_and_refuses_label_rows() -> None:
+def test_a_stream_runs_the_feature_kernel_with_label_rows_from_a_stream() -> None:
     streaming = dataclasses.replace(source(POINTS, "t", key="k"), lateness=10)
     found = plan(Inputs(streaming), feature_set({"r": W.Range(-5, 0), "x": None}),
                  (A.sum("v"),))
     assert isinstance(found, StreamPlan) and isinstance(found.inner, FeaturesPlan)
     labels = source(POINTS, "t", key="k")
-    with pytest.raises(WispUnsupportedError, match=r"^`at` must be None for a feature set "
-                       r"over a stream"):
+    with pytest.raises(WispUnsupportedError, match=r"^`at` must be a streaming event "
+                       r"table \(wisp.events over a streaming DataFrame, with its lateness\) "
+                       r"when the events are a stream"):
         plan(Inputs(streaming, tables={"at": labels}),
              FeatureSet((("x", None),), at=object()), (A.sum("v"),))
+    with pytest.raises(WispUnsupportedError, match=r"^`at` must be a batch table when the "
+                       r"events are a batch table, found a streaming event table"):
+        plan(Inputs(labels, tables={"at": dataclasses.replace(labels, lateness=10)}),
+             FeatureSet((("x", None),), at=object()), (A.sum("v"),))
+    found = plan(Inputs(streaming, tables={"at": dataclasses.replace(labels, lateness=4)}),
+                 FeatureSet((("x", None),), at=object()), (A.sum("v"),))
+    assert isinstance(found, StreamPlan) and isinstance(found.inner, FeaturesPlan)
+    assert found.inner.labels_table is not None
+    assert "a label row's features once the watermark" in found.emits
     with pytest.raises(WispUnsupportedError, match=r"^`aggregations` must each have a "
                        r"partial state for a feature set with a cumulative window \(None\) "
                        r"over a stream, found collect_v"):

@@ -1,7 +1,8 @@
 """A feature set on a Spark stream (files, one micro-batch each): run once, and
 restarted from its checkpoint after every micro-batch, it writes the batch query's rows
 over the accepted events whose every window is final at the last watermark, with the
-late rows counted."""
+late rows counted; with label rows from a second stream, the batch's row of every label
+row the watermark has reached."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from test_stream_spark import (
     run_streams,
     seconds,
 )
+from test_stream_spark_dynamic import WATERMARK as DYNAMIC_WATERMARK
+from test_stream_spark_dynamic import batch_rows as dynamic_batch_rows
+from test_stream_spark_dynamic import run_stream as run_dynamic_stream
 
 import wisp as ws
 
@@ -46,3 +50,23 @@ def test_a_feature_set_on_a_stream_equals_the_final_batch_rows(
         got, report = written[name]
         assert_same(got, want)
         assert report["late"] == len(LATE)
+
+
+def labelled(ev: ws.Events, labels: ws.Events | None) -> DataFrame:
+    assert labels is not None
+    return ev.features({"r": ws.Range("-5s", "0s"), "w": ws.Rows(-1, 0), "all": None},
+                       ws.count(), ws.sum("v"), at=labels)
+
+
+def test_label_rows_from_a_second_stream_equal_the_final_batch_rows(
+        streaming: SparkSession, tmp_path: Path) -> None:
+    """Label rows (the anchors of the Dynamic stream tests: their `began` and `ended`
+    carried through) from a second stream, restarted between every micro-batch: one row
+    per label row the last watermark has reached, the batch's."""
+    got, late = run_dynamic_stream(streaming, tmp_path, labelled, True)
+    want = [r for r in dynamic_batch_rows(streaming, labelled)
+            if r["time"].timestamp() <= DYNAMIC_WATERMARK]
+    assert late == 0
+    assert len(want) == 8  # every label row but the two at 60 s
+    assert [c for c in got[0]][:5] == ["k", "time", "began", "ended", "count_r"]
+    assert_same(got, want)

@@ -12,12 +12,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..binding import TimeColumn
 from ..plan.features import FeaturesPlan
 from ..runtime.batches import CHUNK_ROWS
 from ..runtime.features import FeaturesKernel
 from ..runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from .columns import col, guarded, output_time_type
-from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .compiler import KeyedKernel, Query, StreamInput, compiles, keyed_kernel
 from .describe import spark_output_type
 from .dynamic import without_null_times
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped
@@ -95,8 +96,14 @@ def label_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
         frames=tuple(frame for _, frame in plan.frames),
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields),
         carried=tuple(hidden), chunk_rows=CHUNK_ROWS, order=plan.tie_break)
+    inputs: tuple[StreamInput, ...] = ()
+    if events.lateness is not None:  # both streams (the planner checks)
+        assert labels.lateness is not None
+        time = TimeColumn(TIME, events.time.kind, time_type)
+        inputs = (StreamInput(event_rows, time, events.lateness),
+                  StreamInput(label_rows, time, labels.lateness))
     return KeyedKernel(table, keys, [TIME, KIND, *plan.tie_break], table.columns, kernel,
-                       fields)
+                       fields, inputs)
 
 
 @compiles(FeaturesPlan)

@@ -180,6 +180,14 @@ def _labels(inputs: Inputs) -> Source:
     if labels is None:
         raise bad_value("at", "an event table (wisp.events(...)) or a DataFrame with the "
                         "events' key and time columns", "another value")
+    if (labels.lateness is None) != (source.lateness is None):
+        raise WispUnsupportedError(
+            "`at` must be a streaming event table (wisp.events over a streaming DataFrame, "
+            "with its lateness) when the events are a stream, and a batch table when they "
+            "are a batch table: one operator reads both under one watermark"
+            if source.lateness is not None else
+            "`at` must be a batch table when the events are a batch table, found a "
+            "streaming event table")
     if labels.is_interval:
         raise WispUnsupportedError(
             "`at` must be point rows (wisp.events without `end`), found interval events "

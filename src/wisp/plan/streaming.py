@@ -56,7 +56,7 @@ STREAM_KINDS = ("cumulative (ev.agg)", "Since", "Trailing", "Rows", "Range",
                 "Tumbling and Hopping by duration (output='windows')", "Snapshot",
                 "CountByStartTime", "Session", "Sliding", "Tumbling by policy",
                 "Dynamic (anchors from a stream, or a clock)",
-                "feature sets (Events.features, without at)")
+                "feature sets (Events.features; label rows from a second stream)")
 
 
 def carried_by_panes(resolved: ResolvedAggregation) -> bool:
@@ -321,12 +321,9 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
 def _features(inputs: Inputs, window: FeatureSet, resolved: tuple[ResolvedAggregation, ...]
               ) -> tuple[Plan, str, str]:
     """A feature set over a stream: the feature kernel's resumable steps, each event's
-    row once every window of it is final. Label rows (`at`) are batch-only for now; a
-    cumulative window needs every aggregation carried as a partial state."""
-    if window.at is not None:
-        raise WispUnsupportedError(
-            "`at` must be None for a feature set over a stream (label rows, "
-            "point-in-time, run on batch tables only for now), found label rows")
+    row once every window of it is final, or, with label rows (`at`, a second stream),
+    each label row's once the watermark passes it; a cumulative window needs every
+    aggregation carried as a partial state."""
     if any(spec is None for _, spec in window.windows):
         held = [r.name for r in resolved if not carried_by_panes(r)]
         if held:
@@ -334,6 +331,18 @@ def _features(inputs: Inputs, window: FeatureSet, resolved: tuple[ResolvedAggreg
                 "`aggregations` must each have a partial state for a feature set with a "
                 f"cumulative window (None) over a stream, found {', '.join(held)}: the "
                 "window never closes, so its state would keep every row of a key")
+    if window.at is not None:
+        if inputs.source.on_late != "count":
+            raise WispUnsupportedError(
+                "`on_late` must be 'count' for a feature set at label rows on a stream, "
+                f"found {inputs.source.on_late!r}: its late label rows and events are "
+                "counted (wisp.stream_report), not output as rows")
+        inner = _batch_rule_plan(inputs, window, resolved, "arrow-features")
+        return (inner, "the events later label rows can reach (the widest bounded "
+                "window's, the last n tick periods', the cumulative window as one partial "
+                "state)", "a label row's features once the watermark (the smaller of the "
+                "label rows' and the events' watermarks) is at or past its time: every "
+                "event before it has been read by then")
     inner = _batch_rule_plan(inputs, window, resolved, "arrow-features")
     return (inner, "the events the widest bounded window still reaches, the events "
             "whose windows wait for later rows or the watermark, and the cumulative "

@@ -31,7 +31,7 @@ from .batches import CHUNK_ROWS
 from .codec import from_ticks, to_ticks
 from .features import calendar_start, period_reach, tick_flags
 from .partials import Layout
-from .resumable import KernelState, pending, resumed
+from .resumable import Horizon, KernelState, pending, resumed
 from .window_states import GROUP, WindowStates, holds
 
 KIND, TIME = "__wisp_kind", "__wisp_time"
@@ -53,7 +53,8 @@ class LabelFeaturesKernel:
     T + end]` before the label, `Rows` the positions around the last event before it
     (index 0), the cumulative window every event before it.
 
-    Resumable (`resumable.Resumable`): a step emits every label row it is given; the
+    Resumable and Streamable (`resumable.Streamable`): a step emits every label row it
+    is given; the
     state's rows are the events later label rows can reach (scalars: none), and
     `partials`, where the cumulative window folds, one state row of the key's events
     before them."""
@@ -89,10 +90,11 @@ class LabelFeaturesKernel:
         runs = one_run(group.num_rows) if runs is None else runs
         return self.labelled(group, runs, None)[0]
 
-    def step(self, state: KernelState | None, chunk: pa.Table
-             ) -> tuple[pa.RecordBatch, KernelState]:
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """Every label row of `chunk` (its windows over the carried and new events), and
-        the events later label rows can reach."""
+        the events later label rows can reach. A label row is final when it arrives
+        (the events before it came first), so a `horizon` changes nothing."""
         buffer = pending(state, chunk)
         partials = None if state is None else state.partials
         if buffer.num_rows == 0:
@@ -110,6 +112,10 @@ class LabelFeaturesKernel:
     def finish(self, state: KernelState | None) -> pa.RecordBatch:
         """Nothing: every label row's output came with its step."""
         return self.empty()
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """None: no label row waits for a horizon."""
+        return None
 
     def keep(self, events: pa.Table, ticks: npt.NDArray[Any]) -> int:
         """The first event a later label row can reach (label rows come at or after the

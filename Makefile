@@ -21,7 +21,7 @@ help:
 	@echo "make install      create $(VENV) and install wisp with the dev and connect extras"
 	@echo "make java-check   check that Java 17+ is available"
 	@echo "make lint         ruff over src, tests and benchmarks; mypy --strict over src/wisp and benchmarks"
-	@echo "make bench        run the benchmarks, a hot key under a memory cap, streams (bench-quick: a short run)"
+	@echo "make bench        run the benchmarks, a hot key under a memory cap, streams, feature sets (bench-quick: a short run)"
 	@echo "make clean        remove $(VENV), caches and out/"
 
 install: $(STAMP)
@@ -81,6 +81,7 @@ bench: install java-check
 	$(PY) -m pip install --quiet 'polars>=1'  # the rolling-median comparison alone
 	$(PY) -m benchmarks.aggregations --output out/aggregations.md
 	$(PY) -m benchmarks.user_aggregator --output out/user_aggregator.md
+	$(PY) -m benchmarks.features --output out/features.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

@@ -82,6 +82,7 @@ bench: install java-check
 	$(PY) -m benchmarks.aggregations --output out/aggregations.md
 	$(PY) -m benchmarks.user_aggregator --output out/user_aggregator.md
 	$(PY) -m benchmarks.features --output out/features.md
+	$(PY) -m benchmarks.point_in_time --output out/point_in_time.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

@@ -35,12 +35,13 @@ from .cli_support import (
     exit_codes,
     input_path,
     is_local,
+    label_path,
     local_path,
     query_and_paths,
     refuse_existing,
     summary,
 )
-from .errors import bad_value
+from .errors import WispUnsupportedError, bad_value
 from .query import load_query
 
 __all__ = ["STREAM_RECORD", "BadInput", "check_apart", "lateness_value", "main"]
@@ -104,6 +105,11 @@ def run(query_file: str, input_: str | None, output: str | None, master: str | N
 
     stream_args = StreamArgs(checkpoint, lateness, on_late, once)
     if stream:
+        if load_query(query_file).features is not None:
+            raise WispUnsupportedError(
+                "`--stream` must be left out for a query with features (feature sets do "
+                "not run on a stream yet), found --stream; run each window as a stream "
+                "query of its own, with `window:`")
         run_stream(query_file, input_, output, master, explain, overwrite, fmt, stream_args)
         return
     refuse_stream_flags(stream_args)
@@ -112,6 +118,10 @@ def run(query_file: str, input_: str | None, output: str | None, master: str | N
     fmt = fmt or query.output_format or \
         ("csv" if target.rstrip("/").lower().endswith(".csv") else "parquet")
     check_apart(target, source)
+    labels = label_path(query)
+    if labels is not None:
+        check_apart(target, labels, other="the label table",
+                    why=" (replacing it would delete the label table)")
     existed = refuse_existing(target, overwrite)
     built = build(query, source, master)
     if explain:
@@ -138,7 +148,9 @@ def explain_command(query_file: str, input_: str | None, master: str | None) -> 
     from .windowed import explain
 
     query = load_query(query_file)
-    built = build(query, input_path(query, input_), master)
+    source = input_path(query, input_)
+    label_path(query)
+    built = build(query, source, master)
     explain(built.result)
 
 
@@ -172,6 +184,10 @@ def plot(query_file: str, input_: str | None, out: str, width: int | None,
     if query.join is not None:
         raise bad_value("QUERY", "a query with a window or aggregations for wisp plot (it "
                         "draws windows; a join query has none)", query_file)
+    if query.features is not None:
+        raise bad_value("QUERY", "a query with one window for wisp plot (it draws one "
+                        "window's outputs; a feature set has several, under "
+                        "features.windows)", query_file)
     source = input_path(query, input_)
     check_apart(out, source, "--out")
     if os.path.exists(out) and not overwrite:

@@ -149,8 +149,8 @@ def qerr(param: str, expected: str, found: object, *, hint: str = "") -> QueryEr
 
 Scalar = (str, int, float, bool)
 SCHEMA: dict[str, dict[str, tuple[type, ...]]] = {
-    "query": {"events": (dict,), "window": (str, dict), "aggregations": (list,),
-              "input": (dict,), "output": (dict,), "join": (dict,), "features": (dict,)},
+    "query": {"events": (dict,), "window": (str, dict), "features": (dict,),
+              "aggregations": (list,), "input": (dict,), "output": (dict,), "join": (dict,)},
     "events": {"time": (str,), "end": (str,), "key": (str, list), "order": (str,),
                "on_null_time": (str,), "edge": (str,), "id": (str,)},
     "input": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),

@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from .engine.reading import read_file
 from .errors import WispInputError, WispUnsupportedError, bad_value
-from .spec.windows import Window
+from .spec.windows import Range, Window
 
 FEATURE_PARAMS = ("windows", "at", "include_current")
 """The parameters of `Events.features` that a query file writes under `features`."""
@@ -112,5 +112,25 @@ def featured(spark: SparkSession, spec: FeaturesSpec,
     except WispUnsupportedError as error:
         raise WispUnsupportedError(in_features(error)) from None
     except WispInputError as error:
-        raise WispInputError(in_features(error)) from None
+        raise WispInputError(in_window(error, windows, source, aggregations)) from None
     return result
+
+
+def in_window(error: WispInputError, windows: Mapping[str, Window | None], source: Any,
+              aggregations: tuple[Any, ...]) -> str:
+    """`in_features`, and an error of a Range's bound that does not fit the time column
+    (`start`, `end`) with its path `features.windows.<label>.<bound>`: the first Range
+    that fails alone."""
+    found = re.match(r"^`(start|end)`", str(error))
+    if found is None:
+        return in_features(error)
+    for label, window in windows.items():
+        if not isinstance(window, Range):
+            continue
+        try:
+            source.features({label: window}, *aggregations)
+        except WispInputError as alone:
+            if str(alone) == str(error):
+                return f"`features.windows.{label}.{found.group(1)}`" + \
+                    str(error)[found.end():]
+    return str(error)

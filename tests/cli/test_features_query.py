@@ -265,3 +265,16 @@ def test_wisp_explain_of_a_feature_set_says_arrow_features(spark: SparkSession,
     assert "\nStrategy arrow-features: " in result.stdout
     assert "each label row's 3 windows (1h, last2, all) over the key's events strictly " \
         "before its time" in result.stdout
+
+
+def test_a_bound_that_does_not_fit_the_time_column_names_its_window(
+        spark: SparkSession, files: Path) -> None:
+    (files / "bound.yaml").write_text(
+        BASE + "features:\n  windows:\n    1h: {kind: Range, start: -1h, end: 0}\n"
+        "    hour: {kind: Range, start: -60, end: 0}\n")
+    result = invoke("explain", str(files / "bound.yaml"), "--input",
+                    str(files / "events.parquet"))
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        "error: `features.windows.hour.start` must be a duration such as '2s' or a "
+        "timedelta for timestamp time column 't', found -60\n")

@@ -278,3 +278,22 @@ def test_a_bound_that_does_not_fit_the_time_column_names_its_window(
     assert result.stderr.endswith(
         "error: `features.windows.hour.start` must be a duration such as '2s' or a "
         "timedelta for timestamp time column 't', found -60\n")
+
+
+@pytest.mark.parametrize(("at", "message"), [
+    ("{path: labels.csv, key: customer, schema: 'customer STRING, user STRING, t TIMESTAMP'}",
+     "`features.at.key` must be the label table's key, renamed to the events' 'user': the "
+     "table must not have another column 'user', found ['customer']"),
+    ("{path: labels.csv, schema: 'user STRING, customer STRING, t LONG'}",
+     "`features.at` must be label rows whose `time` has the type of the events' "
+     "(timestamp), found \"bigint column 't'\""),
+])
+def test_a_label_table_that_does_not_fit_the_events_names_features_at(
+        spark: SparkSession, files: Path, tmp_path: Path, at: str, message: str) -> None:
+    (tmp_path / "labels.csv").write_text("customer,user,t\n")
+    (tmp_path / "q.yaml").write_text(
+        BASE + WINDOWS + "  at: " + at.replace("path: ", f"path: {tmp_path}/") + "\n")
+    result = invoke("explain", str(tmp_path / "q.yaml"), "--input",
+                    str(files / "events.parquet"))
+    assert result.exit_code == 2
+    assert result.stderr.endswith(f"error: {message}\n")

@@ -7,13 +7,14 @@
     wisp plot QUERY.yaml --input events.json --out timeline.png
     wisp demo
 
-Exit codes: 0 success; 2 bad input (a bad query file, bad arguments, a missing input or
-one that is not of its format, an existing output without --overwrite, an output that
-holds or lies inside the input, a master that cannot be reached, malformed or null-time
-rows the query refuses; for a stream, also a missing --lateness or --checkpoint, an
-input directory without a file to read the schema from, a --checkpoint that is not
-this stream's); 1 any other failure (including a window kind this version cannot
-execute yet, on a stream or at all). A stream stopped by Ctrl-C or SIGTERM exits with
+Exit codes: 0 success; 2 bad input (a bad query file, bad arguments, a missing input
+(or label table) or one that is not of its format, an existing output without
+--overwrite, an output that holds or lies inside the input or the label table, a master
+that cannot be reached, malformed or null-time rows the query refuses; for a stream,
+also a missing --lateness or --checkpoint, an input directory without a file to read
+the schema from, a --checkpoint that is not this stream's); 1 any other failure
+(including a window kind this version cannot execute yet, in a feature set, on a stream
+or at all). A stream stopped by Ctrl-C or SIGTERM exits with
 0. The query file's schema is in docs/cli.md and `wisp.query`.
 """
 

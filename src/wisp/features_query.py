@@ -17,11 +17,11 @@ aggregations: [sum(amount), count]
 `features.windows` maps labels (letters, digits and underscores) to `Range`, `Rows` or
 `cumulative`, written as `window:` is. `features.at` names the label table's file
 (`path`; `format`, `header`, `schema` and `options` as in `input`) and its roles: `time`
-and `key` default to the events' column names; a `key` of other names is renamed to the
-events' key. A query has `window` or `features`, never both. Checked when the file is
-loaded, before Spark starts (`query.parse_features`); the label table is read with
-`on_malformed: error` and its null times fail the query, so no label row is lost
-without a word.
+defaults to the events' time column's name; `key`, when given, names the events' key
+columns (label rows meet the events by the key's names). A query has `window` or
+`features`, never both. Checked when the file is loaded, before Spark starts
+(`query.parse_features`); the label table is read with `on_malformed: error` and its
+null times fail the query, so no label row is lost without a word.
 """
 
 from __future__ import annotations
@@ -74,23 +74,18 @@ def in_features(error: Exception) -> str:
 
 def label_rows(spark: SparkSession, table: LabelTable, time: str, key: tuple[str, ...]
                ) -> Any:
-    """The label table as an event table with the events' key names: its key columns
-    (`features.at.key`) renamed to the events' (`key`) when they differ."""
+    """The label table as an event table: its time column `features.at.time` (else the
+    events' name, `time`), its key columns the events' (`key`; `features.at.key`, when
+    given, names the same, as the query checks)."""
     from .events import events
 
     df, _ = read_file(spark, table.path, table.format, options=table.options,
                       header=table.header, schema=table.schema, on_malformed="error")
-    own = table.key if table.key is not None else key
-    renames = {mine: theirs for mine, theirs in zip(own, key, strict=True) if mine != theirs}
-    for mine, theirs in renames.items():
-        if mine not in df.columns:
-            raise bad_value("features.at.key", "columns of the label table", mine,
-                            hint=f"it has {df.columns!r}")
-        if theirs in df.columns and theirs not in renames:
-            raise bad_value("features.at.key", f"the label table's key, renamed to the "
-                            f"events' {theirs!r}: the table must not have another "
-                            f"column {theirs!r}", list(own))
-    df = df.withColumnsRenamed(renames) if renames else df
+    missing = [k for k in key if k not in df.columns]
+    if missing:
+        raise bad_value("features.at", f"a label table with the events' key columns "
+                        f"{list(key)!r} (a CSV table's columns can be named by "
+                        f"features.at.schema)", f"columns {df.columns!r}")
     try:
         return events(df, table.time or time, key=list(key) or None)
     except WispInputError as error:  # it names its parameter: `time`, `key`

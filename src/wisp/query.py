@@ -557,7 +557,7 @@ def parse_query(data: object) -> Query:
                 raise qerr(f"events.{role}", "left out with features (a feature set's "
                            "windows read point events)", events[role])
         features = parse_features(check_section(top["features"], "features", "features"),
-                                  len(keys))
+                                  keys)
     join = None
     if "join" in top:
         join = parse_join(check_section(top["join"], "join", "join"))
@@ -598,10 +598,10 @@ def parse_query(data: object) -> Query:
         edge=events.get("edge"), id=events.get("id"), join=join, features=features)
 
 
-def parse_features(raw: dict[str, Any], n_keys: int) -> FeaturesSpec:
+def parse_features(raw: dict[str, Any], keys: tuple[str, ...]) -> FeaturesSpec:
     """`raw` (the `features` mapping, its keys and types already checked) as a
     FeaturesSpec, every window built and checked now; every error names the key's
-    path. `n_keys`: the number of the events' key columns."""
+    path. `keys`: the events' key columns."""
     pairs = tuple(raw["windows"].items())
     if not pairs:
         raise qerr("features.windows", "a mapping of at least one label to a window "
@@ -611,7 +611,7 @@ def parse_features(raw: dict[str, Any], n_keys: int) -> FeaturesSpec:
     at = None
     if "at" in raw:
         at = parse_label_table(check_section(raw["at"], "features.at", "features.at"),
-                               n_keys)
+                               keys)
     if raw.get("include_current") and at is None:
         raise qerr("features.include_current", "false without features.at (every "
                    "event's windows hold the event itself)", raw["include_current"])
@@ -622,7 +622,7 @@ def parse_features(raw: dict[str, Any], n_keys: int) -> FeaturesSpec:
     return FeaturesSpec(pairs, at, raw.get("include_current", False))
 
 
-def parse_label_table(raw: dict[str, Any], n_keys: int) -> LabelTable:
+def parse_label_table(raw: dict[str, Any], events_key: tuple[str, ...]) -> LabelTable:
     """The label table of `features.at`: a file read as `input` is (its format
     allowlisted, wisp's own reader options refused), its time and key columns."""
     if not raw["path"]:
@@ -631,9 +631,10 @@ def parse_label_table(raw: dict[str, Any], n_keys: int) -> LabelTable:
     keys = None if key is None else ((key,) if isinstance(key, str) else tuple(key))
     if keys is not None and not all(isinstance(k, str) for k in keys):
         raise qerr("features.at.key", "a column name or a list of names", key)
-    if keys is not None and len(keys) != n_keys:
-        raise qerr("features.at.key", f"as many columns as events.key ({n_keys}), each "
-                   "the label table's name of that key column", key)
+    if keys is not None and keys != events_key:
+        raise qerr("features.at.key", f"the events' key columns {list(events_key)!r} (label "
+                   "rows meet the events by the key's names; a CSV table's columns can be "
+                   "named by features.at.schema)", key)
     options = raw.get("options", {})
     for name, value in options.items():
         if name in OWNED_OPTIONS:

@@ -30,14 +30,14 @@ def invoke(*args: str) -> Result:
 
 def test_a_features_query_is_parsed() -> None:
     query = parse_query(yaml.safe_load(
-        BASE + WINDOWS + "  at: {path: labels.csv, time: when, key: customer}\n"
+        BASE + WINDOWS + "  at: {path: labels.csv, time: when, key: user}\n"
         "  include_current: true\n"))
     assert query.features is not None and query.raw_window is None
     assert query.feature_windows() == {"1h": ws.Range("-1h", "0s"), "last2": ws.Rows(-1, 0),
                                        "all": None}
     at = query.features.at
     assert at is not None and (at.path, at.format, at.time, at.key) == \
-        ("labels.csv", "csv", "when", ("customer",))
+        ("labels.csv", "csv", "when", ("user",))
     assert query.features.include_current
     assert query.aggregations == (ws.sum("amount"), ws.count())
 
@@ -79,9 +79,10 @@ def test_the_cumulative_window_is_none(text: str) -> None:
     ("features: {windows: {all: cumulative}, at: {path: l.csv, options: {mode: FAILFAST}}}",
      "`features.at.options.mode` must be left to wisp (use features.at.header and "
      "features.at.schema), found 'FAILFAST'"),
-    ("features: {windows: {all: cumulative}, at: {path: l.csv, key: [user, site]}}",
-     "`features.at.key` must be as many columns as events.key (1), each the label "
-     "table's name of that key column, found ['user', 'site']"),
+    ("features: {windows: {all: cumulative}, at: {path: l.csv, key: customer}}",
+     "`features.at.key` must be the events' key columns ['user'] (label rows meet the "
+     "events by the key's names; a CSV table's columns can be named by "
+     "features.at.schema), found 'customer'"),
     ("features: {windows: {all: cumulative}, include_current: true}",
      "`features.include_current` must be false without features.at (every event's "
      "windows hold the event itself), found True"),
@@ -188,8 +189,8 @@ def at_minute(rows: list[tuple[str, int, Any]]) -> list[tuple[str, dt.datetime, 
 
 @pytest.fixture(scope="module")
 def files(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Events and labels as Parquet files (time in minutes), labels also with their own
-    names for time and key."""
+    """Events and labels as Parquet files (time in minutes), labels also as CSV with
+    their own names for time and key."""
     folder = tmp_path_factory.mktemp("features")
     spark.createDataFrame(at_minute(EVENTS), "user string, t timestamp, amount double") \
         .write.parquet(str(folder / "events.parquet"))
@@ -235,8 +236,9 @@ def test_wisp_run_of_three_windows_gives_the_api_rows(spark: SparkSession,
 
 @pytest.mark.parametrize("at", [
     "{path: labels.parquet}",
-    "{path: labels_csv, format: csv, time: when, key: customer, "
-    "schema: 'customer STRING, when TIMESTAMP, churned BOOLEAN'}"])
+    # the key named by the schema (a CSV's columns by position), the time by `time`
+    "{path: labels_csv, format: csv, time: when, key: user, "
+    "schema: 'user STRING, when TIMESTAMP, churned BOOLEAN'}"])
 def test_wisp_run_at_label_rows_gives_the_api_point_in_time_rows(
         spark: SparkSession, files: Path, at: str) -> None:
     at = at.replace("path: ", f"path: {files}/")
@@ -281,9 +283,10 @@ def test_a_bound_that_does_not_fit_the_time_column_names_its_window(
 
 
 @pytest.mark.parametrize(("at", "message"), [
-    ("{path: labels.csv, key: customer, schema: 'customer STRING, user STRING, t TIMESTAMP'}",
-     "`features.at.key` must be the label table's key, renamed to the events' 'user': the "
-     "table must not have another column 'user', found ['customer']"),
+    ("{path: labels.csv, schema: 'customer STRING, t TIMESTAMP'}",
+     "`features.at` must be a label table with the events' key columns ['user'] (a CSV "
+     "table's columns can be named by features.at.schema), found \"columns ['customer', "
+     "'t']\""),
     ("{path: labels.csv, schema: 'user STRING, customer STRING, t LONG'}",
      "`features.at` must be label rows whose `time` has the type of the events' "
      "(timestamp), found \"bigint column 't'\""),

@@ -7,13 +7,14 @@
     wisp plot QUERY.yaml --input events.json --out timeline.png
     wisp demo
 
-Exit codes: 0 success; 2 bad input (a bad query file, bad arguments, a missing input or
-one that is not of its format, an existing output without --overwrite, an output that
-holds or lies inside the input, a master that cannot be reached, malformed or null-time
-rows the query refuses; for a stream, also a missing --lateness or --checkpoint, an
-input directory without a file to read the schema from, a --checkpoint that is not
-this stream's); 1 any other failure (including a window kind this version cannot
-execute yet, on a stream or at all). A stream stopped by Ctrl-C or SIGTERM exits with
+Exit codes: 0 success; 2 bad input (a bad query file, bad arguments, a missing input
+(or label table) or one that is not of its format, an existing output without
+--overwrite, an output that holds or lies inside the input or the label table, a master
+that cannot be reached, malformed or null-time rows the query refuses; for a stream,
+also a missing --lateness or --checkpoint, an input directory without a file to read
+the schema from, a --checkpoint that is not this stream's); 1 any other failure
+(including a window kind this version cannot execute yet, in a feature set, on a stream
+or at all). A stream stopped by Ctrl-C or SIGTERM exits with
 0. The query file's schema is in docs/cli.md and `wisp.query`.
 """
 
@@ -35,12 +36,13 @@ from .cli_support import (
     exit_codes,
     input_path,
     is_local,
+    label_path,
     local_path,
     query_and_paths,
     refuse_existing,
     summary,
 )
-from .errors import bad_value
+from .errors import WispUnsupportedError, bad_value
 from .query import load_query
 
 __all__ = ["STREAM_RECORD", "BadInput", "check_apart", "lateness_value", "main"]
@@ -104,6 +106,11 @@ def run(query_file: str, input_: str | None, output: str | None, master: str | N
 
     stream_args = StreamArgs(checkpoint, lateness, on_late, once)
     if stream:
+        if load_query(query_file).features is not None:
+            raise WispUnsupportedError(
+                "`--stream` must be left out for a query with features (feature sets do "
+                "not run on a stream yet), found --stream; run each window as a stream "
+                "query of its own, with `window:`")
         run_stream(query_file, input_, output, master, explain, overwrite, fmt, stream_args)
         return
     refuse_stream_flags(stream_args)
@@ -112,6 +119,10 @@ def run(query_file: str, input_: str | None, output: str | None, master: str | N
     fmt = fmt or query.output_format or \
         ("csv" if target.rstrip("/").lower().endswith(".csv") else "parquet")
     check_apart(target, source)
+    labels = label_path(query)
+    if labels is not None:
+        check_apart(target, labels, other="the label table",
+                    why=" (replacing it would delete the label table)")
     existed = refuse_existing(target, overwrite)
     built = build(query, source, master)
     if explain:
@@ -138,7 +149,9 @@ def explain_command(query_file: str, input_: str | None, master: str | None) -> 
     from .windowed import explain
 
     query = load_query(query_file)
-    built = build(query, input_path(query, input_), master)
+    source = input_path(query, input_)
+    label_path(query)
+    built = build(query, source, master)
     explain(built.result)
 
 
@@ -172,6 +185,10 @@ def plot(query_file: str, input_: str | None, out: str, width: int | None,
     if query.join is not None:
         raise bad_value("QUERY", "a query with a window or aggregations for wisp plot (it "
                         "draws windows; a join query has none)", query_file)
+    if query.features is not None:
+        raise bad_value("QUERY", "a query with one window for wisp plot (it draws one "
+                        "window's outputs; a feature set has several, under "
+                        "features.windows)", query_file)
     source = input_path(query, input_)
     check_apart(out, source, "--out")
     if os.path.exists(out) and not overwrite:

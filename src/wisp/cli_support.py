@@ -348,6 +348,11 @@ def build(query: Query, path: str, master: str | None) -> Built:
         from .join_query import joined
 
         return Built(query, inp, joined(spark, query.join, events))
+    if query.features is not None:
+        from .features_query import featured
+
+        return Built(query, inp, featured(spark, query.features, query.feature_windows(),
+                                          events, query.aggregations))
     window = query.window()
     source = events if window is None else events.window(window)
     return Built(query, inp, source.agg(*query.aggregations))
@@ -380,11 +385,27 @@ def summary(built: Built, rows_out: Observation, output: str, fmt: str,
 def query_and_paths(query_file: str, input_: str | None, output: str | None
                     ) -> tuple[Query, str, str]:
     """The query file's query, the input path and the output path (the options or the
-    query's own)."""
+    query's own); the label table's path checked (`label_path`)."""
     query = load_query(query_file)
     source = input_path(query, input_)
     target = output or query.output_path
     if not target:
         raise BadInput("`--output` must be given (or output.path in the query), "
                        "found nothing")
+    label_path(query)
     return query, source, target
+
+
+LABELS = "features.at.path"
+
+
+def label_path(query: Query) -> str | None:
+    """The path of the label table (`features.at.path`) of a point-in-time feature set,
+    checked as the input's: a local one must exist (None: no label table)."""
+    if query.features is None or query.features.at is None:
+        return None
+    path = query.features.at.path
+    if is_local(path) and not os.path.exists(local_path(path)):
+        raise FileNotFoundError(f"`{LABELS}` must be an existing file or directory, "
+                                f"found {path!r}")
+    return path

@@ -13,7 +13,9 @@ and `{kind: Since, tick: {kind: daily, tz: Europe/Berlin}}` need no code of thei
 A mapping `{col: name}` or `{expr: "SQL"}` is a Spark column (for boolean ticks and
 dynamic bounds). An `{expr: ...}` must keep to the safe subset of `wisp.spec.safe_sql`
 (checked here, before Spark starts): a query file is data and runs no code.
-`kind: cumulative`, or no `window`, is the cumulative aggregation.
+`kind: cumulative`, or no `window`, is the cumulative aggregation. A `features:`
+section instead of `window:` is a feature set (`wisp.features_query`): several windows,
+each written as `window:` is, at every event or at the rows of a label table.
 
 A query file is read within bounds: at most `MAX_QUERY_BYTES`, at most
 `MAX_YAML_NODES` YAML nodes once every alias is counted at each use (a "billion laughs"
@@ -36,11 +38,13 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import types as T
 
 from .engine.reading import read_file
-from .errors import WispInputError, bad_value, did_you_mean
+from .errors import WispInputError, WispUnsupportedError, bad_value, did_you_mean
 from .events import Events
+from .features_query import FeaturesSpec, LabelTable, in_features
 from .join_query import JOIN_KINDS, JoinSpec, RightTable
 from .spec import aggregates, policies, windows
 from .spec.aggregates import DEFINITIONS, Aggregation
+from .spec.features import FeatureSet, feature_set
 from .spec.joins import AsOfJoin
 from .spec.safe_sql import canonical_sql
 
@@ -145,8 +149,8 @@ def qerr(param: str, expected: str, found: object, *, hint: str = "") -> QueryEr
 
 Scalar = (str, int, float, bool)
 SCHEMA: dict[str, dict[str, tuple[type, ...]]] = {
-    "query": {"events": (dict,), "window": (str, dict), "aggregations": (list,),
-              "input": (dict,), "output": (dict,), "join": (dict,)},
+    "query": {"events": (dict,), "window": (str, dict), "features": (dict,),
+              "aggregations": (list,), "input": (dict,), "output": (dict,), "join": (dict,)},
     "events": {"time": (str,), "end": (str,), "key": (str, list), "order": (str,),
                "on_null_time": (str,), "edge": (str,), "id": (str,)},
     "input": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),
@@ -160,10 +164,14 @@ SCHEMA: dict[str, dict[str, tuple[type, ...]]] = {
              "allow_exact_matches": (bool,), "suffixes": (list,)},
     "join.right": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),
                    "options": (dict,), "time": (str,), "key": (str, list), "order": (str,)},
+    "features": {"windows": (dict,), "at": (dict,), "include_current": (bool,)},
+    "features.at": {"path": (str,), "format": (str,), "header": (bool,), "schema": (str,),
+                    "options": (dict,), "time": (str,), "key": (str, list)},
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     "query": ("events",), "events": ("time",), "aggregation": ("fn",),
-    "join": ("kind", "right"), "join.right": ("path", "time")}
+    "join": ("kind", "right"), "join.right": ("path", "time"),
+    "features": ("windows",), "features.at": ("path",)}
 TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
               dict: "a mapping", list: "a list"}
 
@@ -340,6 +348,52 @@ def build_window(raw: object, columns: bool = True) -> windows.Window | None:
     return window
 
 
+FEATURE_KINDS = ("Range", "Rows", "Since", "Trailing", CUMULATIVE)
+"""The windows of a feature set (`wisp.spec.features`)."""
+
+
+def build_feature_window(label: object, raw: object, columns: bool = True
+                         ) -> windows.Window | None:
+    """The window of `features.windows.<label>`, written as `window:` is (None for the
+    cumulative window). The spec checks the label and which windows a feature set takes:
+    another window kind is its `WispUnsupportedError`, naming the key."""
+    try:
+        FeatureSet(((label, None),))  # type: ignore[arg-type]  # the spec checks labels
+    except WispInputError as error:
+        quote = "" if isinstance(label, str) else \
+            f"; YAML reads it as a {type(label).__name__}: quote it ('{label}')"
+        raise QueryError(in_features(error) + quote) from None
+    where = f"features.windows.{label}"
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        if raw.lower() == CUMULATIVE:
+            return None
+        raw = {"kind": raw}
+    if not isinstance(raw, dict) or "kind" not in raw:
+        raise qerr(f"{where}.kind", f"given (one of {', '.join(FEATURE_KINDS)})", NOTHING)
+    name = raw["kind"]
+    if isinstance(name, str) and name.lower() == CUMULATIVE:
+        if len(raw) > 1:
+            extra = next(k for k in raw if k != "kind")
+            raise unknown_key(f"{where}.{extra}", CUMULATIVE, {"kind": None}, extra, "")
+        return None
+    kind = kinds().get(name.lower()) if isinstance(name, str) else None
+    if kind is None or not (isinstance(kind.build, type) and
+                            issubclass(kind.build, windows.Window)):
+        hint = did_you_mean(name, FEATURE_KINDS).strip(" ()") if isinstance(name, str) \
+            else ""
+        raise qerr(f"{where}.kind", f"one of {', '.join(FEATURE_KINDS)}", name, hint=hint)
+    window: windows.Window = build_kind(raw, where, columns)
+    try:
+        FeatureSet(((label, window),))  # type: ignore[arg-type]
+    except WispUnsupportedError:
+        raise WispUnsupportedError(
+            f"`{where}.kind` must be one of {', '.join(FEATURE_KINDS)} in a feature set, "
+            f"found {kind.name!r}; run it as a query of its own, with `window:`") from None
+    return window
+
+
 # ------------------------------------------------------------------- aggregations
 
 AGG_FNS = tuple(fn for fn, definition in DEFINITIONS.items() if not definition.user_code)
@@ -450,11 +504,26 @@ class Query:
     id: str | None = None
     join: JoinSpec | None = None
     """An as-of join with a second table instead of a window (`wisp.join_query`)."""
+    features: FeaturesSpec | None = None
+    """A feature set instead of a window (`wisp.features_query`)."""
 
     def window(self) -> windows.Window | None:
         """The window spec, with Spark columns for `{col: ...}`/`{expr: ...}` values
-        (call it once a SparkSession exists)."""
+        (call it once a SparkSession exists). A feature set has no one window: its
+        query refuses this (`feature_windows`)."""
+        if self.features is not None:
+            raise WispUnsupportedError(
+                "`window` must be given for this use of the query, found `features` "
+                "instead (a feature set of several windows runs with wisp run and "
+                "wisp explain)")
         return build_window(self.raw_window, columns=True)
+
+    def feature_windows(self) -> dict[str, windows.Window | None]:
+        """The windows of the feature set by label, with Spark columns (call it once a
+        SparkSession exists)."""
+        assert self.features is not None
+        return {label: build_feature_window(label, raw, columns=True)
+                for label, raw in self.features.windows}
 
 
 def parse_query(data: object) -> Query:
@@ -478,10 +547,21 @@ def parse_query(data: object) -> Query:
                            "intervals come from start and end edges)", events[other])
     raw_window = top.get("window")
     build_window(raw_window, columns=False)  # validate now, before Spark starts
+    features = None
+    if "features" in top:
+        if "window" in top:
+            raise qerr("window", "left out with features (a query has one window, or a "
+                       "feature set of windows under features.windows)", top["window"])
+        for role in ("end", "edge"):
+            if role in events:
+                raise qerr(f"events.{role}", "left out with features (a feature set's "
+                           "windows read point events)", events[role])
+        features = parse_features(check_section(top["features"], "features", "features"),
+                                  keys)
     join = None
     if "join" in top:
         join = parse_join(check_section(top["join"], "join", "join"))
-        for other in ("window", "aggregations"):
+        for other in ("window", "features", "aggregations"):
             if other in top:
                 raise qerr(other, "left out with join (a join gives one row per left "
                            "row)", top[other])
@@ -515,7 +595,66 @@ def parse_query(data: object) -> Query:
                         choice(inp.get("on_malformed", "error"), "input.on_malformed",
                                MALFORMED)),
         output_path=out.get("path"), output_format=out.get("format"),
-        edge=events.get("edge"), id=events.get("id"), join=join)
+        edge=events.get("edge"), id=events.get("id"), join=join, features=features)
+
+
+def parse_features(raw: dict[str, Any], keys: tuple[str, ...]) -> FeaturesSpec:
+    """`raw` (the `features` mapping, its keys and types already checked) as a
+    FeaturesSpec, every window built and checked now; every error names the key's
+    path. `keys`: the events' key columns."""
+    pairs = tuple(raw["windows"].items())
+    if not pairs:
+        raise qerr("features.windows", "a mapping of at least one label to a window "
+                   f"({', '.join(FEATURE_KINDS)})", raw["windows"])
+    built = {label: build_feature_window(label, window, columns=False)
+             for label, window in pairs}
+    at = None
+    if "at" in raw:
+        at = parse_label_table(check_section(raw["at"], "features.at", "features.at"),
+                               keys)
+    if raw.get("include_current") and at is None:
+        raise qerr("features.include_current", "false without features.at (every "
+                   "event's windows hold the event itself)", raw["include_current"])
+    try:  # the spec's checks of the whole set
+        feature_set(built, at=at, include_current=raw.get("include_current", False))
+    except WispInputError as error:
+        raise QueryError(in_features(error)) from None
+    return FeaturesSpec(pairs, at, raw.get("include_current", False))
+
+
+def parse_label_table(raw: dict[str, Any], events_key: tuple[str, ...]) -> LabelTable:
+    """The label table of `features.at`: a file read as `input` is (its format
+    allowlisted, wisp's own reader options refused), its time and key columns."""
+    if not raw["path"]:
+        raise qerr("features.at.path", "a non-empty path", raw["path"])
+    key = raw.get("key")
+    keys = None if key is None else ((key,) if isinstance(key, str) else tuple(key))
+    if keys is not None and not all(isinstance(k, str) for k in keys):
+        raise qerr("features.at.key", "a column name or a list of names", key)
+    if keys is not None and keys != events_key:
+        raise qerr("features.at.key", f"the events' key columns {list(events_key)!r} (label "
+                   "rows meet the events by the key's names; a CSV table's columns can be "
+                   "named by features.at.schema)", key)
+    options = raw.get("options", {})
+    for name, value in options.items():
+        if name in OWNED_OPTIONS:
+            raise qerr(f"features.at.options.{name}", "left to wisp (use "
+                       "features.at.header and features.at.schema)", value)
+        if not isinstance(value, Scalar):
+            raise qerr(f"features.at.options.{name}", "a string, number or boolean", value)
+    fmt = raw.get("format")
+    if fmt is not None:
+        choice(fmt, "features.at.format", FORMATS_IN)
+    else:
+        suffix = Path(raw["path"].rstrip("/")).suffix.lower()
+        if suffix not in EXTENSIONS:
+            raise qerr("features.at.format", "given for a path without a known extension "
+                       f"({', '.join(EXTENSIONS)})", raw["path"])
+        fmt = EXTENSIONS[suffix]
+    return LabelTable(
+        raw["path"], fmt, raw.get("header", True), raw.get("schema"),
+        {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()},
+        raw.get("time"), keys)
 
 
 def parse_join(raw: dict[str, Any]) -> JoinSpec:

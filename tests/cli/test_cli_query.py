@@ -99,8 +99,9 @@ BASE = "events: {time: ts}\naggregations: [count]\n"
      "`events.kee` must be a known key of events (known: time, end, key, order, "
      "on_null_time, edge, id), found 'kee'; did you mean 'key'?"),
     ("events: {time: ts}\naggregation: [count]",
-     "`aggregation` must be a known key of query (known: events, window, aggregations, "
-     "input, output, join), found 'aggregation'; did you mean 'aggregations'?"),
+     "`aggregation` must be a known key of query (known: events, window, features, "
+     "aggregations, input, output, join), found 'aggregation'; did you mean "
+     "'aggregations'?"),
     (BASE + "window: {kind: Rows, start: -2, ned: 0}",
      "`window.ned` must be a known key of Rows (known: kind, start, end, closed, partial), "
      "found 'ned'; did you mean 'end'?"),

@@ -56,8 +56,8 @@ def test_a_bad_query_fails_before_spark_starts(tmp_path: Path) -> None:
     done = wisp("run", str(tmp_path / "q.yaml"), "--input", "x.csv", "--output", "o")
     assert done.returncode == 2
     assert done.stderr == ("error: `windw` must be a known key of query (known: events, "
-                           "window, aggregations, input, output, join), found 'windw'; did you "
-                           "mean 'window'?\n")
+                           "window, features, aggregations, input, output, join), found "
+                           "'windw'; did you mean 'window'?\n")
     assert wisp("--help").returncode == 0
     usage = wisp("run")
     assert usage.returncode == 2

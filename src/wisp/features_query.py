@@ -14,8 +14,8 @@ features:
 aggregations: [sum(amount), count]
 ```
 
-`features.windows` maps labels (letters, digits and underscores) to `Range`, `Rows` or
-`cumulative`, written as `window:` is. `features.at` names the label table's file
+`features.windows` maps labels (letters, digits and underscores) to `Range`, `Rows`,
+`Since`, `Trailing` or `cumulative`, written as `window:` is. `features.at` names the label table's file
 (`path`; `format`, `header`, `schema` and `options` as in `input`) and its roles: `time`
 defaults to the events' time column's name; `key`, when given, names the events' key
 columns (label rows meet the events by the key's names). A query has `window` or

@@ -133,7 +133,7 @@ def test_wavelet_matrix_against_a_scan(data: list[int], bound: int,
 def test_extreme_by_takes_the_earliest_extreme_row(column, kind: str) -> None:
     by, valid, lo, hi = column
     ranks = np.unique(by, return_inverse=True)[1].astype(np.int64).reshape(-1)
-    got = wa.frame_extreme_by(kind, ranks, valid, lo, hi)
+    got = wa.frame_extreme_by(ranks, valid, lo, hi, largest=kind == "max_by")
     for i, (a, b) in enumerate(zip(lo, hi, strict=True)):
         best = None
         for p in range(a, b):  # literal: first row strictly better than the best so far

@@ -97,18 +97,19 @@ def sum_monoid() -> Monoid:
                   combine=lambda a, b: (a[0] + b[0],))
 
 
-def extreme_ufunc(kind: str, dtype: np.dtype[np.generic]) -> tuple[np.ufunc, float | int]:
-    """Max (NaN propagates: NaN is the greatest) or min (NaN ignored where a number
-    exists) of two arrays, and its identity."""
-    if kind == "max":
+def extreme_ufunc(dtype: np.dtype[np.generic], *, largest: bool
+                  ) -> tuple[np.ufunc, float | int]:
+    """Max (`largest`; NaN propagates: NaN is the greatest) or min (NaN ignored where a
+    number exists) of two arrays, and its identity."""
+    if largest:
         return np.maximum, -np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).min)
     return (np.fmin if dtype.kind == "f" else np.minimum,
             np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).max))
 
 
-def extreme_monoid(kind: str, dtype: np.dtype[np.generic]) -> Monoid:
+def extreme_monoid(dtype: np.dtype[np.generic], *, largest: bool) -> Monoid:
     """`extreme_ufunc` over one state array."""
-    ufunc, ident = extreme_ufunc(kind, dtype)
+    ufunc, ident = extreme_ufunc(dtype, largest=largest)
     return Monoid(identity=(ident,), scan=_cumulative(ufunc.accumulate),
                   combine=lambda a, b: (ufunc(a[0], b[0]),))
 

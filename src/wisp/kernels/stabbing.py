@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .sparse import moments_monoid
+from . import moments
 from .window_agg import Lists, Take, Values
 
 IntArray = npt.NDArray[np.int64]
@@ -152,21 +152,15 @@ class Stabbing:
         mean = np.zeros(2 * self.size)
         m2 = np.zeros(2 * self.size)
         if len(self.nodes):
-            keep = valid[self.owners]
-            x = np.where(keep, values[self.owners].astype(np.float64), 0.0)
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                c = np.add.reduceat(keep.astype(np.float64), self.starts)
-                mu = np.where(c > 0, np.add.reduceat(x, self.starts) / np.maximum(c, 1), 0.0)
-                dev = np.where(keep, x - np.repeat(mu, self.group_sizes), 0.0)
-                q = np.add.reduceat(dev * dev, self.starts)
+            c, _, mu, q = moments.of_groups(values[self.owners].astype(np.float64),
+                                            valid[self.owners], self.starts)
             at = self.group_nodes
             count[at], mean[at], m2[at] = c, mu, q
-        combine = moments_monoid().combine
         state: tuple[npt.NDArray[np.float64], ...] = (
             np.zeros(self.m), np.zeros(self.m), np.zeros(self.m))
         with np.errstate(invalid="ignore", over="ignore"):
             for path in self._paths():
-                state = combine(state, (count[path], mean[path], m2[path]))
+                state = moments.combine(state, (count[path], mean[path], m2[path]))
         return state
 
     def pairs(self, mask: BoolArray) -> tuple[IntArray, IntArray]:
@@ -261,10 +255,7 @@ def alive_moments(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray, *,
     """Sample `variance` (`root`: `stddev`, its square root) (n - 1); null below two
     valid values."""
     counts, _, m2 = stab.moments(values.astype(np.float64), valid)
-    enough = counts >= 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)
-    return Values(np.sqrt(var) if root else var, enough)
+    return Values(*moments.sample(counts, m2, root=root))
 
 
 def alive_collect(stab: Stabbing, valid: BoolArray) -> Lists:

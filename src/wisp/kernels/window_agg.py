@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import moments
 from .blocked import blocked_query
 from .certified import certified_sums
 from .sparse import (
@@ -213,10 +214,7 @@ def frame_moments(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray, hi: 
     data = values.astype(np.float64)
     leaves = (valid.astype(np.float64), np.where(valid, data, 0.0), np.zeros(len(data)))
     counts, _, m2 = blocked_query(leaves, lo, hi, moments_monoid())
-    enough = counts >= 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)
-    return Values(np.sqrt(var) if root else var, enough)
+    return Values(*moments.sample(counts, m2, root=root))
 
 
 def frame_collect(valid: BoolArray, lo: IntArray, hi: IntArray) -> Lists:

@@ -20,7 +20,8 @@ those (time, then tie-break columns in Spark's ascending order, nulls first, NaN
 - `sum`/`mean`: the sum; exact for integers and decimals (a decimal(38, scale) of the
   unscaled sum, so pane sums never round or wrap), a double for floats.
 - `variance`/`stddev`: the sum and the sum of squared deviations from the group's
-  mean (Chan's parallel update on merge); integers and decimals as doubles.
+  mean (Chan's parallel update on merge, `kernels.moments`); integers and decimals as
+  doubles.
 - `min`/`max`: integers and floats by numpy (the extreme of the numbers and a NaN
   count, NaN being the greatest); strings, dates and decimals by Arrow, in their type.
 - `first`/`last`: the value, its time and tie-break columns.
@@ -41,6 +42,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..kernels import moments
 from ..spec.aggregates import check_state
 from .aggregate import AggregateJob, naming_errors, udaf_values, user_array
 from .codec import decimal_from_unscaled, decimal_unscaled, null_mask, numeric_values
@@ -268,44 +270,17 @@ class Moments:
 
     def add(self, job: AggregateJob, i: int, chunk: Chunk, layout: Layout) -> Columns:
         values = udaf_values(job, chunk.column).astype(np.float64)
-        data = np.where(chunk.valid, values, 0.0)
-        starts = chunk.starts
-        n = np.add.reduceat(chunk.valid.astype(np.int64), starts)
-        counts = np.diff(np.r_[starts, len(data)])
-        with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf: NaN
-            sums = np.add.reduceat(data, starts)
-            means = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
-            deviation = np.where(chunk.valid, data - np.repeat(means, counts), 0.0)
-            m2 = np.add.reduceat(deviation * deviation, starts)
+        _, sums, _, m2 = moments.of_groups(values, chunk.valid, chunk.starts)
         return {f"s{i}": sums, f"m{i}": m2}
 
     def merge(self, job: AggregateJob, i: int, states: pa.Table, order: IntArray,
               starts: IntArray) -> Columns:
         count, sums, m2 = (gathered(states, f"{part}{i}", order) for part in "nsm")
-        n = np.add.reduceat(count, starts)
-        with np.errstate(invalid="ignore"):  # inf - inf: NaN
-            total = np.add.reduceat(sums, starts)
-            shares = spread(count, sums, m2, total / np.maximum(n, 1), starts)
-            m2_total = np.add.reduceat(shares, starts)
+        _, total, m2_total = moments.merge_groups(count, sums, m2, starts)
         return {f"s{i}": total, f"m{i}": m2_total}
 
     def finish(self, job: AggregateJob, i: int, merged: Columns, n: IntArray) -> pa.Array:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = merged[f"m{i}"] / np.maximum(n - 1, 1)
-            value = np.sqrt(var) if self.root else var
-        return floats(value, n >= 2, job)
-
-
-def spread(count: IntArray, sums: FloatArray, m2: FloatArray, means: FloatArray,
-           starts: IntArray) -> FloatArray:
-    """Each part's share of its group's sum of squared deviations (groups begin at
-    `starts`, `means` one per group): its own, plus its count times the square of its
-    mean's distance from the group's (parts without values: 0)."""
-    mean = np.repeat(means, np.diff(np.r_[starts, len(count)]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        own = np.where(count > 0, sums / np.maximum(count, 1), 0.0)
-        result: FloatArray = np.where(count > 0, m2 + count * (own - mean) ** 2, 0.0)
-    return result
+        return floats(*moments.sample(n, merged[f"m{i}"], root=self.root), job)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import WispUnsupportedError
-from ..kernels import merging, order_stats
+from ..kernels import merging, moments, order_stats
 from ..kernels import window_agg as wa
 from ..kernels.runs import one_run, run_index, running_max
 from ..spec.aggregates import DEFINITIONS
@@ -425,9 +425,10 @@ def scan_moments(root: bool, j: int, values: FloatArray, valid: BoolArray,
     vectorised: the running means come from the sequential running sums
     (`mean_k = S_k / k`), each value adds `(x - mean_before)(x - mean_after)` (never
     negative) to the second moment `M2`, and `M2` is a sequential running sum of those.
-    The result is `M2 / (k - 1)`, null below two values; NaN or an infinity among the
-    values (a running sum that is not finite) makes it NaN, as Spark's update does. It
-    agrees with the batch kernels' merged moments to rounding, not bit for bit."""
+    The result is `M2 / (k - 1)`, null below two values (`moments.sample`); NaN or an
+    infinity among the values (a running sum that is not finite) makes it NaN, as
+    Spark's update does. It agrees with the batch kernels' merged moments to rounding,
+    not bit for bit."""
     masked = np.where(valid, values, 0.0)
     sums = float_scan(carry.lead(masked, j, "sum", 0.0), segments)
     x = carry.pad(masked, 0.0)
@@ -442,12 +443,12 @@ def scan_moments(root: bool, j: int, values: FloatArray, valid: BoolArray,
         if carry.virtual:
             added[0] = float(carry.scalar(j, "m2", 0.0) or 0.0)
         m2 = float_scan(added, segments)
-        variance = np.where(counts >= 2, m2 / np.maximum(counts - 1, 1), 0.0)
-        variance[~np.isfinite(sums)] = np.nan  # an infinity among the values, as NaN
-        result = np.sqrt(variance) if root else variance
+    # an infinity among the values (a running sum that is not finite): NaN
+    result, enough = moments.sample(counts, np.where(np.isfinite(sums), m2, np.nan),
+                                    root=root)
     final[f"{j}:sum"] = float(sums[-1])
     final[f"{j}:m2"] = float(m2[-1])
-    return Scanned(wa.Values(result, counts >= 2), column, final)
+    return Scanned(wa.Values(result, enough), column, final)
 
 
 Pick = Callable[[pa.Array, BoolArray, Segments], tuple[IntArray, BoolArray]]

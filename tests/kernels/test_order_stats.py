@@ -187,9 +187,9 @@ def test_alive_items_are_listed_for_the_new_aggregations() -> None:
     """Windows whose items are alive over ranges of positions (stabbing: evictions not
     oldest first) list each position's items and run the frame kernels on the lists."""
     import pyarrow as pa
+    from jobs import built_in_job
 
     from wisp.kernels import stabbing as sb
-    from wisp.runtime.aggregate import AggregateJob
     from wisp.runtime.alive import aggregate_alive
 
     # item i is alive at positions [qlo[i], qhi[i]): {0, 1}, {0, 2}, {2, 3}
@@ -198,10 +198,10 @@ def test_alive_items_are_listed_for_the_new_aggregations() -> None:
     ticks = np.arange(4)
 
     def run(fn: str, **extra: object) -> list[object]:
-        job = AggregateJob(fn, "v" if fn != "max_by" else "s", "float",
+        job = built_in_job(fn, "v" if fn != "max_by" else "s", "float",
                            pa.string() if fn == "max_by" else pa.float64(), None, **extra)
         if fn == "count_distinct":
-            job = AggregateJob(fn, "v", "float", pa.int64(), None)
+            job = built_in_job(fn, "v", "float", pa.int64(), None)
         return aggregate_alive(job, group, ticks, stab).to_pylist()
 
     assert run("median") == [2.0, 3.0, 2.0]

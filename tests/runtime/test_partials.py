@@ -40,6 +40,7 @@ import pytest
 from aggregators import Spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 
 import wisp as ws
 from wisp.runtime.aggregate import AggregateJob
@@ -170,9 +171,9 @@ class Setting:
         case = self.case
         if case.fn == "aggregate":
             spread = ws.aggregate(Spread(), "v")
-            return AggregateJob("aggregate", "v", case.value_class, pa.float64(), None,
+            return built_in_job("aggregate", "v", case.value_class, pa.float64(), None,
                                 definition=spread.definition, aggregator=Spread())
-        return AggregateJob(case.fn, "v", case.value_class, case.output, None,
+        return built_in_job(case.fn, "v", case.value_class, case.output, None,
                             by="b" if case.by else None)
 
     def types(self) -> dict[str, pa.DataType]:
@@ -512,3 +513,4 @@ def test_merge_is_associative_and_a_state_without_values_is_its_identity(
             finish, setting, with_empty, order))
         if alone is not None and got is not None:
             check(setting, got, alone, "a with an empty state")
+

@@ -24,7 +24,6 @@ from ..spec.aggregates import (
     Definition,
     aggregator_error,
     check_state,
-    definition_of,
     snake_case,
 )
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
@@ -33,9 +32,11 @@ from .limits import check_blob
 
 @dataclass(frozen=True)
 class AggregateJob:
-    """What the executor needs to know about one aggregation (picklable)."""
+    """What the executor needs to know about one aggregation (picklable): its
+    `definition` (what it is: the runtime's registries dispatch on its `algebra`, never
+    on a name) and what the plan resolved of it."""
 
-    fn: str
+    definition: Definition
     column: str | None
     value_class: str
     output_type: pa.DataType
@@ -53,26 +54,15 @@ class AggregateJob:
     """quantile: numpy's method (`spec.aggregates.INTERPOLATIONS`; median: "linear")."""
     half_life: float = 0.0
     """ewm_mean: the half-life in ticks."""
-    definition: Definition | None = None
-    """What the aggregation is (its capabilities); None: the built-in `fn`'s."""
     aggregator: Aggregator | None = None
     """A user's mergeable aggregation (`spec.aggregates.Aggregator`)."""
-
-    def __post_init__(self) -> None:
-        if self.definition is None:
-            object.__setattr__(self, "definition", definition_of(self.fn))
-
-    @property
-    def capabilities(self) -> Definition:
-        """`definition`, always set."""
-        assert self.definition is not None
-        return self.definition
 
     @property
     def label(self) -> str:
         """How errors name it: `sum(v)`, `count()` (a user's aggregator by its
         snake-case class name), as `Aggregation.label`."""
-        shown = self.fn if self.aggregator is None else snake_case(self.aggregator)
+        shown = (self.definition.name if self.aggregator is None
+                 else snake_case(self.aggregator))
         return f"{shown}({self.column or ''})"
 
 
@@ -136,7 +126,7 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     sums)."""
     if job.column is None:
         return to_arrow(wa.count_rows(lo, hi), None, job)
-    kernel = FRAME_KERNELS.get(job.capabilities.algebra)
+    kernel = FRAME_KERNELS.get(job.definition.algebra)
     if kernel is None:
         raise AssertionError(f"no frame kernel for {job.label}")
     return kernel(Frames(job, group, ticks, lo, hi, {} if memo is None else memo))

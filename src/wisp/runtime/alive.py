@@ -80,7 +80,7 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     the aggregations of one call (mean reuses sum's sums, min and max the counts)."""
     if job.column is None:
         return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
-    kernel = ALIVE_KERNELS.get(job.capabilities.algebra)
+    kernel = ALIVE_KERNELS.get(job.definition.algebra)
     if kernel is None:
         raise AssertionError(f"no alive kernel for {job.label}")
     return kernel(Alive(job, group, ticks, stab, {} if memo is None else memo))
@@ -89,7 +89,7 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
 def lists_members(job: AggregateJob) -> bool:
     """Whether `aggregate_alive` computes `job` over each position's listed items
     (`listed`) rather than from the items' ranges of positions."""
-    return ALIVE_KERNELS.get(job.capabilities.algebra) is _listed
+    return ALIVE_KERNELS.get(job.definition.algebra) is _listed
 
 
 def _listed(a: Alive) -> pa.Array:

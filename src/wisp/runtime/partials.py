@@ -553,4 +553,4 @@ ALGEBRAS: dict[str, Partial] = {
 
 def partial_of(job: AggregateJob) -> Partial:
     """The partial state of `job`'s aggregation (the planner sends no other here)."""
-    return ALGEBRAS[job.capabilities.algebra]
+    return ALGEBRAS[job.definition.algebra]

@@ -69,7 +69,7 @@ def held_by_accumulators(aggregates: tuple[AggregateJob, ...]) -> bool:
     (`Definition.accumulators`, lifetimes aside), so that a kernel may carry an open
     window as them instead of its rows (`plan.aggregations.accumulated` is the
     planner's side of this rule)."""
-    return all(job.capabilities.accumulators and not job.lifetimes for job in aggregates)
+    return all(job.definition.accumulators and not job.lifetimes for job in aggregates)
 
 
 def with_inputs(keys: tuple[str, ...], rows: pa.Table, last: pa.Table) -> pa.Table:
@@ -96,10 +96,10 @@ def refuse(aggregates: tuple[AggregateJob, ...]) -> None:
     their state would grow with the key's history. A user's mergeable aggregator
     carries its own state."""
     for job in aggregates:
-        if job.capabilities.accumulators:
+        if job.definition.accumulators:
             continue
         why = (" (its state would hold every value of the window, growing with the key's "
-               "history)" if job.capabilities.needs_values else "")
+               "history)" if job.definition.needs_values else "")
         raise WispUnsupportedError(
             f"`aggregations` of a running window kept as accumulators must be "
             f"{', '.join(SUPPORTED)}, found {job.label}{why}")
@@ -285,7 +285,7 @@ def scan(job: AggregateJob, j: int, column: pa.Array | None, m: int, segments: S
         return Scanned(wa.Values(counts, np.ones(len(counts), bool)), None,
                        {f"{j}:count": int(counts[-1])})
     assert column is not None
-    scanner = SCANS.get(job.capabilities.algebra)
+    scanner = SCANS.get(job.definition.algebra)
     if scanner is None:  # `refuse` turned it away first
         raise AssertionError(f"no running scan for {job.label}")
     return scanner(Scanning(job, j, column, segments, carry, times, by))

@@ -70,7 +70,9 @@ class Definition:
       share a key's family there, never a comparison of names.
     - `arguments`: its constructor's arguments by name, in call order (`col` the
       column; `min_count` aside, which every one takes); `required`: those a call must
-      give. A query file's aggregations follow them (`quantile(v, 0.9)`)."""
+      give. A query file's aggregations follow them (`quantile(v, 0.9)`).
+    - `name`: how labels and messages name it (`sum`, `aggregate` for a user's
+      aggregator), its key in `DEFINITIONS`; shown, never compared nor looked up."""
 
     mergeable: bool
     invertible: bool
@@ -91,6 +93,7 @@ class Definition:
     algebra: str = ""
     arguments: tuple[str, ...] = ("col",)
     required: tuple[str, ...] = ("col",)
+    name: str = ""
 
 
 _ORDERABLE: ValueClasses = ("integer", "float", "decimal", "ordered")
@@ -109,7 +112,7 @@ def _picks(algebra: str, spark_running: bool = True) -> Definition:
                       spark_running=spark_running, stream_panes=_ATOMIC, algebra=algebra)
 
 
-DEFINITIONS: dict[str, Definition] = {
+_BUILT_INS: dict[str, Definition] = {
     "count": Definition(mergeable=True, invertible=True, idempotent=False, output="long",
                         spark_grouped=ALL_CLASSES, spark_sliding=ALL_CLASSES,
                         panes=ALL_CLASSES, stream_panes=ALL_CLASSES, algebra="count",
@@ -162,20 +165,17 @@ DEFINITIONS: dict[str, Definition] = {
                            output="double", spark_running=False, algebra="ewm_mean",
                            arguments=("col", "half_life"), required=("col", "half_life")),
 }
-"""The built-in aggregations, by the name their constructor gives (`Aggregation.fn`)."""
-def definition_of(fn: str) -> Definition:
-    """The definition of the built-in aggregation `fn` (a `WispInputError` for a name
-    no built-in has)."""
-    found = DEFINITIONS.get(fn)
-    if found is None:
-        raise bad_value("fn", f"one of {', '.join(sorted(DEFINITIONS))}", fn)
-    return found
+DEFINITIONS: dict[str, Definition] = {fn: replace(definition, name=fn)
+                                      for fn, definition in _BUILT_INS.items()}
+"""The built-in aggregations, by the name their constructor gives (`Aggregation.fn`,
+`Definition.name`)."""
 
 
 USER_DEFINITION = Definition(mergeable=True, invertible=False, idempotent=False,
                              reads_times=True, user_code=True, output="declared",
                              spark_running=False, algebra="aggregator",
-                             arguments=("aggregator", "col"), required=("aggregator", "col"))
+                             arguments=("aggregator", "col"), required=("aggregator", "col"),
+                             name="aggregate")
 """A user's `Aggregator`: mergeable by its `merge`, invertible when it defines
 `remove`; it sees the values' times, and no Spark operator computes it."""
 

@@ -10,11 +10,14 @@ beside its group's `n` (the number of non-null values it holds, of `by` for
 
 The laws every `Partial` keeps (tested alone, tests/runtime/test_partials.py): `merge`
 is associative, a state with `n = 0` is its identity, and `add` of any split of a group's
-rows followed by `merge` gives `add` of them all, with the same `finish`. Each merge
-here is also commutative (the states arrive in any order): an aggregation that depends
-on window order (`first`, `last`, `max_by`, `min_by`) keeps with its value the time and
-the tie-break columns of the row it picked, and merging keeps the earliest or latest of
-those (time, then tie-break columns in Spark's ascending order, nulls first, NaN last).
+rows followed by `merge` gives `add` of them all, with the same `finish`. Where a state
+is exact (counts; sums and means of integers and decimals) it is also `Invertible`:
+`remove` of rows it holds gives exactly the state without them (`inverse_of`). Each
+merge here is also commutative (the states arrive in any order): an aggregation that
+depends on window order (`first`, `last`, `max_by`, `min_by`) keeps with its value the
+time and the tie-break columns of the row it picked, and merging keeps the earliest or
+latest of those (time, then tie-break columns in Spark's ascending order, nulls first,
+NaN last).
 
 - `count`: no columns beyond `n` (rows: the kernel's row count).
 - `sum`/`mean`: the sum; exact for integers and decimals (a decimal(38, scale) of the
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -121,6 +124,34 @@ class Partial(Protocol):
         ...
 
 
+@runtime_checkable
+class Invertible(Partial, Protocol):
+    """A partial state that `remove` undoes exactly, for the jobs `invertible` accepts
+    (counts; sums and means of integers and decimals, whose states are exact: a float
+    sum's rounding is not undone by subtracting). It agrees with `Definition.invertible`:
+    an aggregation is declared invertible when its state is for some value classes."""
+
+    def invertible(self, job: AggregateJob) -> bool:
+        """Whether `remove` undoes `add` exactly for `job`'s values."""
+        ...
+
+    def remove(self, job: AggregateJob, i: int, states: Columns, chunk: Chunk,
+               layout: Layout) -> Columns:
+        """Each state of `states` (one per group of `chunk`, as `add` gives them, each
+        holding its group's rows among others) without its group of `chunk`'s rows: the
+        state of the rows left (`n` is the caller's, as for `add`)."""
+        ...
+
+
+def inverse_of(job: AggregateJob) -> Invertible | None:
+    """The partial state of `job`'s aggregation when `remove` undoes `add` exactly for
+    its values, else None."""
+    found = ALGEBRAS.get(job.definition.algebra)
+    if isinstance(found, Invertible) and found.invertible(job):
+        return found
+    return None
+
+
 def group_ids(starts: IntArray, length: int) -> IntArray:
     """The group of each of `length` rows, groups beginning at `starts`."""
     result: IntArray = np.repeat(np.arange(len(starts), dtype=np.int64),
@@ -182,6 +213,13 @@ class Count:
               starts: IntArray) -> Columns:
         return {}
 
+    def invertible(self, job: AggregateJob) -> bool:
+        return True
+
+    def remove(self, job: AggregateJob, i: int, states: Columns, chunk: Chunk,
+               layout: Layout) -> Columns:
+        return {}
+
     def finish(self, job: AggregateJob, i: int, merged: Columns, n: IntArray) -> pa.Array:
         return pa.array(n, pa.int64()).cast(job.output_type)
 
@@ -222,6 +260,22 @@ class Sum:
         sums = exact_sums(decimal_unscaled(column)[order], starts)
         return {f"s{i}": exact_column(sums, column.type.scale)}
 
+    def invertible(self, job: AggregateJob) -> bool:
+        """Exact sums only: subtracting a float sum does not undo its rounding."""
+        return self.exact(job)
+
+    def remove(self, job: AggregateJob, i: int, states: Columns, chunk: Chunk,
+               layout: Layout) -> Columns:
+        if not self.exact(job):
+            raise ValueError(f"wisp: {job.label} of floats has no exact remove")
+        held = states[f"s{i}"]
+        if isinstance(held, pa.ChunkedArray):
+            held = held.combine_chunks()
+        values = numeric_values(chunk.column, job.value_class)
+        removed = exact_sums(np.where(chunk.valid, values, 0), chunk.starts)
+        return {f"s{i}": exact_column(exact_differences(decimal_unscaled(held), removed),
+                                      held.type.scale)}
+
     def finish(self, job: AggregateJob, i: int, merged: Columns, n: IntArray) -> pa.Array:
         if not self.exact(job):
             sums = merged[f"s{i}"]
@@ -244,6 +298,23 @@ class Sum:
                 f"wisp: sum({job.column}) overflows a long (64-bit) result, as Spark's "
                 "ARITHMETIC_OVERFLOW reports in ANSI mode; cast the column to a decimal")
         return pa.array(unscaled, pa.int64()).cast(target)
+
+
+def exact_differences(held: npt.NDArray[Any], removed: npt.NDArray[Any]
+                      ) -> npt.NDArray[Any]:
+    """`held - removed` of exact integers (int64, or Python integers as objects where a
+    difference leaves 64 bits)."""
+    if held.dtype != object and removed.dtype != object:
+        with np.errstate(over="ignore"):
+            wrapped: npt.NDArray[Any] = held - removed
+        # it wrapped where the operands' signs differ and the result's is not held's
+        if not (((held ^ removed) & (held ^ wrapped)) < 0).any():
+            return wrapped
+    exact = np.array([int(a) - int(b) for a, b in zip(held, removed, strict=True)],
+                     dtype=object)
+    if all(-(1 << 63) <= v < 1 << 63 for v in exact):
+        return exact.astype(np.int64)
+    return exact
 
 
 def scale_of(data_type: pa.DataType) -> int:

@@ -47,9 +47,13 @@ class Definition:
     defines `remove`, and `stream_panes` when it is `commutative`).
 
     - `mergeable`: partial states merge (panes, trees, streams of partials);
-      `invertible`: `remove` undoes `add` (prefix differences); `idempotent`: merging
-      overlapping parts is harmless (max); `needs_values`: its state holds every value
-      of the window, so it grows with the window (collect, exact quantiles, udaf).
+      `invertible`: `remove` undoes `add` exactly (prefix differences), for the value
+      classes whose state is exact (counts; sums and means of integers and decimals,
+      not of floats, whose rounding a subtraction does not undo: the partial states'
+      `runtime.partials.inverse_of` says which; moments, float states, are not);
+      `idempotent`: merging overlapping parts is harmless (max); `needs_values`: its
+      state holds every value of the window, so it grows with the window (collect,
+      exact quantiles, udaf).
     - `reads_times`: it sees each value's time, so windows moved in time change it;
       `lifetimes`: it weighs values by their lifetimes clipped to the window (lengths
       only: a move in time keeps them);
@@ -102,7 +106,7 @@ _NUMBERS: ValueClasses = ("integer", "float", "decimal")
 
 
 def _moments(algebra: str) -> Definition:
-    return Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
+    return Definition(mergeable=True, invertible=False, idempotent=False, takes="numeric",
                       output="double", spark_grouped=("integer", "float"),
                       stream_panes=_NUMBERS, algebra=algebra)
 

@@ -36,8 +36,8 @@ def test_sums_and_extremes_match_brute_force(data: tuple[np.ndarray, ...]) -> No
     values, lo, hi = data
     floats = values.astype(np.float64)  # small integers: float sums are exact
     (sums,) = blocked_query((floats,), lo, hi, sum_monoid())
-    (maxima,) = blocked_query((values,), lo, hi, extreme_monoid("max", values.dtype))
-    (minima,) = blocked_query((floats,), lo, hi, extreme_monoid("min", floats.dtype))
+    (maxima,) = blocked_query((values,), lo, hi, extreme_monoid(values.dtype, largest=True))
+    (minima,) = blocked_query((floats,), lo, hi, extreme_monoid(floats.dtype, largest=False))
     for i, (a, b) in enumerate(zip(lo, hi, strict=True)):
         window = values[a:b]
         assert sums[i] == float(window.sum())
@@ -90,9 +90,9 @@ def test_overlapping_blocks_match_brute_force(data: tuple[np.ndarray, ...],
     values, lo, hi = data
     floats = values.astype(np.float64)
     floats[[i for i in nan_at if i < len(floats)]] = np.nan
-    cases = [(values, "max"), (values, "min"), (floats, "max"), (floats, "min")]
-    for data_values, kind in cases:
-        ufunc, ident = extreme_ufunc(kind, data_values.dtype)
+    cases = [(values, True), (values, False), (floats, True), (floats, False)]
+    for data_values, largest in cases:
+        ufunc, ident = extreme_ufunc(data_values.dtype, largest=largest)
         got = overlap_query(data_values, lo, hi, ufunc, ident)
         for i, (a, b) in enumerate(zip(lo, hi, strict=True)):
             want = ufunc.reduce(data_values[a:b]) if b > a else ident

@@ -11,12 +11,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle_dynamic import clock_times, first_violation
 from tables import assert_same_rows
 
 from wisp.kernels import dynamic as dk
 from wisp.plan.dynamic import ClockTicks
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.dynamic import END, OBSOLETE, START, TIME, BoundJob, DynamicKernel
 
@@ -210,8 +210,8 @@ def test_clock_windows_of_keys_together_equal_keys_alone(span: int) -> None:
         start=BoundJob("offset", -7, START), end=BoundJob("none", 0, END),
         obsolete=BoundJob("none", 0, OBSOLETE), clock=ClockTicks(3, 1, None, None),
         check=False, schema=schema,
-        aggregates=(AggregateJob("count", None, "none", pa.int64(), None),
-                    AggregateJob("sum", "v", "float", pa.float64(), None)))
+        aggregates=(built_in_job("count", None, "none", pa.int64(), None),
+                    built_in_job("sum", "v", "float", pa.float64(), None)))
     together = pa.Table.from_batches(list(kernel(iter(table.to_batches(1_000)))))
     alone = pa.Table.from_batches(
         [b for g in key_runs(iter(table.to_batches(1_000)), ("k",))

@@ -14,18 +14,18 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle_fenl import calendar_ticks
 from resumable_check import assert_resumes
 
 import wisp as ws
 from wisp.plan.features import CalendarFrame
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.features import FeaturesKernel
 from wisp.runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from wisp.spec.windows import CalendarTick
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None))
 HOUR = 3_600_000_000
 START = int(dt.datetime(2024, 3, 9, tzinfo=dt.UTC).timestamp()) * 1_000_000
 """Two days before New York springs forward (2024-03-10)."""

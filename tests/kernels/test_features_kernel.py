@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from resumable_check import assert_resumes
 
 from wisp.plan.features import FeatureFrame, PeriodsFrame
@@ -25,15 +26,15 @@ from wisp.runtime.features import FeaturesKernel
 from wisp.runtime.resumable import KernelState
 from wisp.runtime.sorting import sort_order
 
-HELD = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("last", "i", "integer", pa.int64(), None),
-        AggregateJob("count_distinct", "i", "integer", pa.int64(), None))
+HELD = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("last", "i", "integer", pa.int64(), None),
+        built_in_job("count_distinct", "i", "integer", pa.int64(), None))
 """Every aggregation with a partial state: the cumulative window folds."""
-ROWS_ONLY = (*HELD[:3], AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
+ROWS_ONLY = (*HELD[:3], built_in_job("collect", "i", "integer", pa.list_(pa.int64()), None))
 """`collect` has no partial state: the cumulative window carries every event."""
 
 

@@ -12,11 +12,11 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 
 import wisp as ws
 from wisp import WispInputError
 from wisp.kernels import periods as kf
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.periods import HIDDEN_NEWEST, TickKernel
 from wisp.spec import calendar
 from wisp.spec.windows import daily
@@ -176,7 +176,7 @@ def test_keys_in_one_group_get_their_own_periods() -> None:
     kernel = TickKernel(
         keys=("k",), time="t", time_kind="timestamp", time_scale=0,
         calendar=ws.daily("America/New_York"), n=2, partial=True, emit="both",
-        trailing=False, aggregates=(AggregateJob("sum", "v", "float", pa.float64(), None),),
+        trailing=False, aggregates=(built_in_job("sum", "v", "float", pa.float64(), None),),
         schema=pa.schema([pa.field("k", pa.string()),
                           *[pa.field(f, pa.timestamp("us", tz="UTC"))
                             for f in ("window_start", "window_end", "time")],

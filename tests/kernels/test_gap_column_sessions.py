@@ -11,15 +11,15 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle_calendar import gap_sessions
 from resumable_check import assert_resumes, rows
 
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.sessions import SessionKernel
 from wisp.spec import aggregates
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("sum", "i", "integer", pa.int64(), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("sum", "i", "integer", pa.int64(), None))
 
 
 def kernel(max_duration: int | None, chunk_rows: int = 1 << 14) -> SessionKernel:

@@ -10,10 +10,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from jobs import built_in_job
 from tables import assert_same_rows
 
 from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.hopping import HORIZON_END, HORIZON_START
 from wisp.runtime.interval_kernels import interval_kernel
@@ -22,11 +22,11 @@ SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                     ("window_end", pa.int64()), ("time", pa.int64()),
                     ("count", pa.int64()), ("sum_v", pa.float64()), ("max_v", pa.float64()),
                     ("first_v", pa.float64()), ("collect_v", pa.list_(pa.float64()))])
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("collect", "v", "float", pa.list_(pa.float64()), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("collect", "v", "float", pa.list_(pa.float64()), None))
 
 
 def events(keys: int, seed: int) -> pa.Table:
@@ -118,7 +118,7 @@ def test_time_weighted_means_of_keys_together_equal_keys_alone(output: str) -> N
     schema = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                         ("window_end", pa.int64()), ("time", pa.int64()),
                         ("twm_v", pa.float64())])
-    jobs = (AggregateJob("time_weighted_mean", "v", "float", pa.float64(), None),)
+    jobs = (built_in_job("time_weighted_mean", "v", "float", pa.float64(), None),)
     kernel = interval_kernel(("k",), "t", "e", "integer", 0,
                              HoppingWindows(50, 20, 3, output=output), jobs, schema)
     assert kernel.keys_together

@@ -10,10 +10,10 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from tables import assert_same_rows
 
 from wisp.kernels import sessions as sk
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.sessions import SessionKernel
 
@@ -111,8 +111,8 @@ def test_kernel_over_many_short_keys_and_one_long_key() -> None:
     schema = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                         ("window_end", pa.int64()), ("time", pa.int64()),
                         ("sum_v", pa.float64()), ("count", pa.int64())])
-    jobs = (AggregateJob("sum", "v", "float", pa.float64(), None),
-            AggregateJob("count", None, "none", pa.int64(), None))
+    jobs = (built_in_job("sum", "v", "float", pa.float64(), None),
+            built_in_job("count", None, "none", pa.int64(), None))
     kernel = SessionKernel(("k",), "t", None, "integer", 1, 10, None, jobs, schema)
     streamed = pa.Table.from_batches(list(kernel(iter(table.to_batches(7_000)))))
     alone = pa.Table.from_batches([kernel.run_group(g) for g in

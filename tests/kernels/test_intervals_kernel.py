@@ -12,13 +12,13 @@ import pyarrow as pa
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import _sorted_by_key, assert_rows_match, sort_output
 from oracle_intervals import count_by_start_time, hopping, snapshot
 
 import wisp as ws
 from wisp.kernels import intervals as iv
 from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.hopping import HORIZON_END, HORIZON_START
 from wisp.runtime.interval_kernels import interval_kernel
 from wisp.spec.aggregates import Aggregation
@@ -87,7 +87,7 @@ def run_kernel(rows: list[dict[str, Any]], *, interval: bool, key: list[str],
     kernel = interval_kernel(
         keys=tuple(key), time="t", end="e" if interval else None, time_kind="integer",
         time_scale=0, window=window,
-        aggregates=tuple(AggregateJob(a.fn, a.col, CLASSES.get(a.col or "", "none"),
+        aggregates=tuple(built_in_job(a.fn, a.col, CLASSES.get(a.col or "", "none"),
                                       output_type(a), a.func, a.lifetimes) for a in aggs),
         schema=pa.schema(fields))
     out = [b.to_pylist() for b in kernel(iter(table.to_batches(max_chunksize=3)))]

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from resumable_check import assert_resumes
 
 from wisp.plan.features import FeatureFrame, PeriodsFrame
@@ -25,14 +26,14 @@ from wisp.runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from wisp.runtime.resumable import KernelState
 from wisp.runtime.sorting import sort_order
 
-HELD = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("last", "i", "integer", pa.int64(), None),
-        AggregateJob("count_distinct", "i", "integer", pa.int64(), None))
-ROWS_ONLY = (*HELD[:3], AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
+HELD = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("last", "i", "integer", pa.int64(), None),
+        built_in_job("count_distinct", "i", "integer", pa.int64(), None))
+ROWS_ONLY = (*HELD[:3], built_in_job("collect", "i", "integer", pa.list_(pa.int64()), None))
 
 
 def kernel(frames: Sequence[FeatureFrame], jobs: tuple[AggregateJob, ...],

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 import pytest
+from jobs import built_in_job
 
 from wisp import WispError, WispMemoryError
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.limits import WithinMemory
 from wisp.runtime.sessions import SessionKernel
 from wisp.runtime.sorting import capped_budget
@@ -21,9 +21,9 @@ def endless_session(chunk_rows: int, collect: bool = True) -> SessionKernel:
     """A session that never breaks (no `max_duration`) over one key, its output one row
     at the end. With `collect` (an aggregation that reads every value) its state is
     every row so far; with `count()` alone, a few accumulators."""
-    jobs = [AggregateJob("count", None, "none", pa.int64(), None)]
+    jobs = [built_in_job("count", None, "none", pa.int64(), None)]
     if collect:
-        jobs.append(AggregateJob("collect", "v", "float", pa.list_(pa.float64()), None))
+        jobs.append(built_in_job("collect", "v", "float", pa.list_(pa.float64()), None))
     names = ["count", "collect_v"]
     schema = pa.schema([pa.field("k", pa.string()),
                         *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",

@@ -133,7 +133,7 @@ def test_wavelet_matrix_against_a_scan(data: list[int], bound: int,
 def test_extreme_by_takes_the_earliest_extreme_row(column, kind: str) -> None:
     by, valid, lo, hi = column
     ranks = np.unique(by, return_inverse=True)[1].astype(np.int64).reshape(-1)
-    got = wa.frame_extreme_by(kind, ranks, valid, lo, hi)
+    got = wa.frame_extreme_by(ranks, valid, lo, hi, largest=kind == "max_by")
     for i, (a, b) in enumerate(zip(lo, hi, strict=True)):
         best = None
         for p in range(a, b):  # literal: first row strictly better than the best so far
@@ -187,9 +187,9 @@ def test_alive_items_are_listed_for_the_new_aggregations() -> None:
     """Windows whose items are alive over ranges of positions (stabbing: evictions not
     oldest first) list each position's items and run the frame kernels on the lists."""
     import pyarrow as pa
+    from jobs import built_in_job
 
     from wisp.kernels import stabbing as sb
-    from wisp.runtime.aggregate import AggregateJob
     from wisp.runtime.alive import aggregate_alive
 
     # item i is alive at positions [qlo[i], qhi[i]): {0, 1}, {0, 2}, {2, 3}
@@ -198,10 +198,10 @@ def test_alive_items_are_listed_for_the_new_aggregations() -> None:
     ticks = np.arange(4)
 
     def run(fn: str, **extra: object) -> list[object]:
-        job = AggregateJob(fn, "v" if fn != "max_by" else "s", "float",
+        job = built_in_job(fn, "v" if fn != "max_by" else "s", "float",
                            pa.string() if fn == "max_by" else pa.float64(), None, **extra)
         if fn == "count_distinct":
-            job = AggregateJob(fn, "v", "float", pa.int64(), None)
+            job = built_in_job(fn, "v", "float", pa.int64(), None)
         return aggregate_alive(job, group, ticks, stab).to_pylist()
 
     assert run("median") == [2.0, 3.0, 2.0]

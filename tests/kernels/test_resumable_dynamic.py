@@ -17,12 +17,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from resumable_check import cut_run, rows
 from tables import assert_same_rows
 
 from wisp import WispInputError
 from wisp.plan.dynamic import ClockTicks
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.dynamic import (
     END,
@@ -36,18 +36,18 @@ from wisp.runtime.dynamic import (
 )
 from wisp.runtime.resumable import KernelState
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("last", "v", "float", pa.float64(), None),
-        AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("last", "v", "float", pa.float64(), None),
+        built_in_job("collect", "i", "integer", pa.list_(pa.int64()), None))
 NAMES = ("count", "count_v", "sum_v", "max_v", "first_v", "last_v", "collect_i")
 HELD_JOBS = (*JOBS[:6],
-             AggregateJob("mean", "v", "float", pa.float64(), None),
-             AggregateJob("count_distinct", "i", "integer", pa.int64(), None),
-             AggregateJob("sum", "i", "integer", pa.int64(), None))
+             built_in_job("mean", "v", "float", pa.float64(), None),
+             built_in_job("count_distinct", "i", "integer", pa.int64(), None),
+             built_in_job("sum", "i", "integer", pa.int64(), None))
 """Every aggregation with a partial state: waiting windows may be carried as states."""
 HELD_NAMES = (*NAMES[:6], "mean_v", "count_distinct_i", "sum_i")
 CLOSED = ["both", "left", "right", "neither"]

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from resumable_check import LeastWake, assert_resumes, cut_run, rows, slack_st, stream_run
 from tables import assert_same_rows
 
@@ -33,22 +34,22 @@ def times_seen(values: Any, times: Any) -> int:
     return int(len(values) * 1000 + np.sum(np.asarray(times, dtype=np.float64) * 4) % 997)
 
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("min", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("last", "v", "float", pa.float64(), None),
-        AggregateJob("sum", "i", "integer", pa.int64(), None),
-        AggregateJob("min", "s", "ordered", pa.string(), None),
-        AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None),
-        AggregateJob("udaf", "v", "float", pa.int64(), times_seen))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("mean", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("min", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("last", "v", "float", pa.float64(), None),
+        built_in_job("sum", "i", "integer", pa.int64(), None),
+        built_in_job("min", "s", "ordered", pa.string(), None),
+        built_in_job("collect", "i", "integer", pa.list_(pa.int64()), None),
+        built_in_job("udaf", "v", "float", pa.int64(), times_seen))
 NAMES = ("count", "count_v", "sum_v", "mean_v", "max_v", "min_v", "first_v", "last_v",
          "sum_i", "min_s", "collect_i", "udaf_v")
-MOMENTS = (AggregateJob("variance", "v", "float", pa.float64(), None),
-           AggregateJob("stddev", "v", "float", pa.float64(), None))
+MOMENTS = (built_in_job("variance", "v", "float", pa.float64(), None),
+           built_in_job("stddev", "v", "float", pa.float64(), None))
 
 
 def kernel(frame: Frame, *, floats: bool = False, chunk_rows: int = 1 << 14,

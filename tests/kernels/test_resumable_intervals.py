@@ -18,12 +18,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from resumable_check import cut_run, rows, stream_run
 
 import wisp as ws
 from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
 from wisp.runtime import intervals as runtime_intervals
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.codec import DAY
 from wisp.runtime.hopping import HORIZON_END, HORIZON_START, HoppingKernel
 from wisp.runtime.interval_kernels import interval_kernel
@@ -77,7 +77,7 @@ def make_kernel(window: IntervalWindow, aggs: list[Aggregation], interval: bool
     return interval_kernel(
         keys=("k",), time="t", end="e" if interval else None, time_kind="integer",
         time_scale=0, window=window,
-        aggregates=tuple(AggregateJob(a.fn, a.col, CLASSES.get(a.col or "", "none"),
+        aggregates=tuple(built_in_job(a.fn, a.col, CLASSES.get(a.col or "", "none"),
                                       output_type(a), a.func, a.lifetimes) for a in aggs),
         schema=pa.schema(fields))
 
@@ -414,7 +414,7 @@ def test_date_time_horizons_are_in_microseconds() -> None:
                         ("window_end", pa.date32()), ("time", pa.date32()),
                         ("count", pa.int64())])
     kernel = interval_kernel(("k",), "t", None, "date", 0, HoppingWindows(size=2, hop=1),
-                             (AggregateJob("count", None, "none", pa.int64(), None),),
+                             (built_in_job("count", None, "none", pa.int64(), None),),
                              schema)
     assert isinstance(kernel, HoppingKernel)
     table = pa.table({"k": ["a", "a"], "t": pa.array([0, 3], pa.int32()).cast(pa.date32())})

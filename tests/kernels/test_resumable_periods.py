@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import assert_rows_match
 from resumable_check import cut_run
 
@@ -28,17 +29,17 @@ HOUR = 3_600_000_000
 DAY = 24 * HOUR
 BASE = 1_709_856_000_000_000  # 2024-03-08 00:00Z: New York's spring change follows
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("last", "v", "float", pa.float64(), None),
-        AggregateJob("variance", "v", "float", pa.float64(), None),
-        AggregateJob("sum", "i", "integer", pa.int64(), None),
-        AggregateJob("min", "s", "ordered", pa.string(), None),
-        AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("mean", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("last", "v", "float", pa.float64(), None),
+        built_in_job("variance", "v", "float", pa.float64(), None),
+        built_in_job("sum", "i", "integer", pa.int64(), None),
+        built_in_job("min", "s", "ordered", pa.string(), None),
+        built_in_job("collect", "i", "integer", pa.list_(pa.int64()), None))
 NAMES = ("count", "count_v", "sum_v", "mean_v", "max_v", "first_v", "last_v",
          "variance_v", "sum_i", "min_s", "collect_i")
 

@@ -15,26 +15,26 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle_spl import simulate
 from resumable_check import assert_resumes, cut_run, rows
 
 import wisp as ws
 import wisp.runtime.policies as rp
 from wisp import WispInputError
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import CHUNK_ROWS
 from wisp.runtime.resumable import KernelState
 from wisp.spec.policies import Count, Delta, Policy, Punctuation, Time
 
 SPECS = ("count", "time", "delta")
 AGGREGATES = (
-    AggregateJob("count", None, "none", pa.int64(), None),
-    AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None),
-    AggregateJob("sum", "v", "float", pa.float64(), None),
-    AggregateJob("mean", "v", "float", pa.float64(), None),
-    AggregateJob("min", "v", "float", pa.float64(), None),
-    AggregateJob("first", "v", "float", pa.float64(), None),
-    AggregateJob("last", "s", "ordered", pa.string(), None),
+    built_in_job("count", None, "none", pa.int64(), None),
+    built_in_job("collect", "i", "integer", pa.list_(pa.int64()), None),
+    built_in_job("sum", "v", "float", pa.float64(), None),
+    built_in_job("mean", "v", "float", pa.float64(), None),
+    built_in_job("min", "v", "float", pa.float64(), None),
+    built_in_job("first", "v", "float", pa.float64(), None),
+    built_in_job("last", "s", "ordered", pa.string(), None),
 )
 NAMES = ("count", "collect_i", "sum_v", "mean_v", "min_v", "first_v", "last_s")
 
@@ -59,7 +59,7 @@ def make_kernel(mode: str, evict: Policy, trigger: Policy | None, partial: bool,
     fields = [pa.field("k", pa.string()), pa.field("window_start", time_type),
               pa.field("window_end", time_type), pa.field("time", time_type)]
     chosen = [(name, job) for name, job in zip(NAMES, AGGREGATES, strict=True)
-              if collect or job.fn != "collect"]
+              if collect or job.definition.name != "collect"]
     fields += [pa.field(name, job.output_type) for name, job in chosen]
     delta = isinstance(evict, Delta) or isinstance(trigger, Delta)
     attrs = (("a", "float" if float_attr else "integer"),) if delta else ()

@@ -17,6 +17,7 @@ import pyarrow as pa
 from aggregators import Trajectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from resumable_check import (
     LeastWake,
     assert_resumes,
@@ -27,30 +28,29 @@ from resumable_check import (
 )
 from tables import assert_same_rows
 
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.resumable import Horizon, KernelState
 from wisp.runtime.sessions import SessionKernel
 from wisp.spec.aggregates import USER_DEFINITION
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("last", "v", "float", pa.float64(), None),
-        AggregateJob("sum", "i", "integer", pa.int64(), None),
-        AggregateJob("min", "s", "ordered", pa.string(), None),
-        AggregateJob("collect", "i", "integer", pa.list_(pa.int64()), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("mean", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("last", "v", "float", pa.float64(), None),
+        built_in_job("sum", "i", "integer", pa.int64(), None),
+        built_in_job("min", "s", "ordered", pa.string(), None),
+        built_in_job("collect", "i", "integer", pa.list_(pa.int64()), None))
 NAMES = ("count", "count_v", "sum_v", "mean_v", "max_v", "first_v", "last_v", "sum_i",
          "min_s", "collect_i")
 ACCUMULATED = (*JOBS[:-1],
-               AggregateJob("aggregate", "v", "float", pa.struct([
+               built_in_job("aggregate", "v", "float", pa.struct([
                    ("change", pa.float64()), ("span", pa.int64())]), None,
                    definition=USER_DEFINITION, aggregator=Trajectory()),
-               AggregateJob("max_by", "s", "ordered", pa.string(), None, by="i"),
-               AggregateJob("stddev", "v", "float", pa.float64(), None))
+               built_in_job("max_by", "s", "ordered", pa.string(), None, by="i"),
+               built_in_job("stddev", "v", "float", pa.float64(), None))
 """Aggregations all kept by accumulators (no collect): the kernel carries an open
 session's accumulators, not its rows (`SessionKernel.accumulates`)."""
 ACCUMULATED_NAMES = (*NAMES[:-1], "trajectory_v", "max_by_s", "stddev_v")

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from resumable_check import assert_resumes, cut_run, rows, stream_run
 
 from wisp.errors import WispUnsupportedError
@@ -31,7 +32,7 @@ from wisp.runtime.running import RunningKernel, Segments, float_scan
 
 def job(fn: str, column: str | None, value_class: str, output: pa.DataType
         ) -> AggregateJob:
-    return AggregateJob(fn, column, value_class, output, None)
+    return built_in_job(fn, column, value_class, output, None)
 
 
 DECIMAL = pa.decimal128(12, 2)
@@ -64,15 +65,15 @@ AGGREGATES: dict[str, AggregateJob] = {
     "min_b": job("min", "b", "boolean", pa.bool_()),
     "max_b": job("max", "b", "boolean", pa.bool_()),
     "last_b": job("last", "b", "boolean", pa.bool_()),
-    "max_by_s_v": AggregateJob("max_by", "s", "ordered", pa.string(), None, by="v"),
-    "min_by_i_s": AggregateJob("min_by", "i", "integer", pa.int32(), None, by="s"),
-    "max_by_d_b": AggregateJob("max_by", "d", "decimal", DECIMAL, None, by="b"),
-    "min_by_v_i": AggregateJob("min_by", "v", "float", pa.float64(), None, by="i"),
+    "max_by_s_v": built_in_job("max_by", "s", "ordered", pa.string(), None, by="v"),
+    "min_by_i_s": built_in_job("min_by", "i", "integer", pa.int32(), None, by="s"),
+    "max_by_d_b": built_in_job("max_by", "d", "decimal", DECIMAL, None, by="b"),
+    "min_by_v_i": built_in_job("min_by", "v", "float", pa.float64(), None, by="i"),
 }
 EWM: dict[str, AggregateJob] = {
-    "ewm_v": AggregateJob("ewm_mean", "v", "float", pa.float64(), None, half_life=2.0),
-    "ewm_i": AggregateJob("ewm_mean", "i", "integer", pa.float64(), None, half_life=0.5),
-    "ewm_d": AggregateJob("ewm_mean", "d", "decimal", pa.float64(), None, half_life=7.0),
+    "ewm_v": built_in_job("ewm_mean", "v", "float", pa.float64(), None, half_life=2.0),
+    "ewm_i": built_in_job("ewm_mean", "i", "integer", pa.float64(), None, half_life=0.5),
+    "ewm_d": built_in_job("ewm_mean", "d", "decimal", pa.float64(), None, half_life=7.0),
 }
 """Decayed sums in blocks: a resumed run (its carried sums decayed) and the batch
 kernels agree with the uncut run to rounding."""
@@ -357,7 +358,7 @@ def test_a_state_holds_accumulators() -> None:
 
 @pytest.mark.parametrize(("fn", "shown"), [("collect", "collect(i)"), ("udaf", "udaf(i)")])
 def test_collect_and_udafs_are_refused(fn: str, shown: str) -> None:
-    refused = (*jobs(("count",)), AggregateJob(fn, "i", "integer", pa.list_(pa.int64()),
+    refused = (*jobs(("count",)), built_in_job(fn, "i", "integer", pa.list_(pa.int64()),
                                                 (lambda v, t: 0) if fn == "udaf" else None))
     with pytest.raises(WispUnsupportedError) as error:
         RunningKernel(("k",), "t", "integer", 0, refused, schema(("count",)))

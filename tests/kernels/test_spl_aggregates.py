@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import assert_rows_match, sort_output
 from oracle_spl import spl_window
 from pyspark.sql import types as T
@@ -45,7 +46,7 @@ def job(agg: Aggregation) -> AggregateJob:
     resolved = ResolvedAggregation(agg, kind, output_type(agg, kind), value_class(kind))
     # a udaf's DDL type needs a session to parse: the one used here is a long
     out = T.LongType() if agg.fn == "udaf" else spark_output_type(resolved, schema)
-    return AggregateJob(agg.fn, agg.col, value_class(kind), arrow_type(out), agg.func)
+    return built_in_job(agg.fn, agg.col, value_class(kind), arrow_type(out), agg.func)
 
 
 def resolved(kind: str, size: int, d: float) -> Policy:

@@ -50,11 +50,11 @@ def test_every_aggregate_matches_listing_the_members(case: tuple) -> None:
     sums = alive_sum(stab, values, valid)
     exact = alive_sum(stab, integers, valid)
     means = alive_mean(stab, values, valid)
-    highest = alive_extreme(stab, "max", values, valid)
-    lowest = alive_extreme(stab, "min", values, valid)
-    variance = alive_moments(stab, "variance", values, valid)
-    first = alive_positions(stab, len(qlo), valid, "first")
-    last = alive_positions(stab, len(qlo), valid, "last")
+    highest = alive_extreme(stab, values, valid, largest=True)
+    lowest = alive_extreme(stab, values, valid, largest=False)
+    variance = alive_moments(stab, values, valid, root=False)
+    first = alive_positions(stab, len(qlo), valid, latest=False)
+    last = alive_positions(stab, len(qlo), valid, latest=True)
     lists = alive_collect(stab, valid)
     counts = stab.counts()
     for p in range(m):
@@ -99,7 +99,7 @@ def test_ranges_reduce_over_the_positions_they_cover() -> None:
     values = np.array([1, 10, 100, 1000], dtype=np.int64)
     assert stab.reduce(values, np.add, 0).tolist() == [1, 11, 101, 100, 100]
     assert stab.counts().tolist() == [1, 2, 2, 1, 1]
-    first = alive_positions(stab, 4, np.ones(4, dtype=bool), "first")
+    first = alive_positions(stab, 4, np.ones(4, dtype=bool), latest=False)
     assert first.positions.tolist() == [0, 0, 0, 2, 2]
 
 
@@ -120,7 +120,7 @@ def test_open_ended_items_cost_logarithmic_memory() -> None:
     values = rng.normal(size=n)
     tracemalloc.start()
     try:
-        highest = alive_extreme(Stabbing(qlo, qhi, m), "max", values, np.ones(n, bool))
+        highest = alive_extreme(Stabbing(qlo, qhi, m), values, np.ones(n, bool), largest=True)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 import pytest
+from jobs import built_in_job
 
 from wisp.plan.frames import Frame, RangeFrame, RowsFrame
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.batches import key_runs
 from wisp.runtime.frames import FrameKernel
 
@@ -19,10 +19,10 @@ SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                     ("window_end", pa.int64()), ("time", pa.int64()),
                     ("sum_v", pa.float64()), ("mean_v", pa.float64()),
                     ("max_v", pa.float64()), ("first_v", pa.float64())])
-JOBS = (AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None))
+JOBS = (built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("mean", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("first", "v", "float", pa.float64(), None))
 FRAMES: list[Frame] = [RowsFrame(-9, 0, True), RowsFrame(-30, 5, False), RowsFrame(3, 8, True),
                        RowsFrame(-8, -2, False), RangeFrame(-500, 0, "both"),
                        RangeFrame(-300, 200, "neither"), RangeFrame(50, 400, "left")]

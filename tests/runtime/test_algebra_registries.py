@@ -7,6 +7,7 @@ registries are only read."""
 from __future__ import annotations
 
 import inspect
+import pickle
 
 import pyarrow as pa
 import pytest
@@ -87,8 +88,19 @@ def test_a_median_job_carries_its_interpolation() -> None:
 
 def test_a_job_is_labelled_as_its_aggregation() -> None:
     spread = ws.aggregate(Spread(), "v")
-    job = AggregateJob("aggregate", "v", "float", pa.float64(), None,
-                       definition=spread.definition, aggregator=spread.aggregator)
+    job = AggregateJob(spread.definition, "v", "float", pa.float64(), None,
+                       aggregator=spread.aggregator)
     assert job.label == spread.label == "spread(v)"
-    assert AggregateJob("sum", "v", "float", pa.float64(), None).label == "sum(v)"
-    assert AggregateJob("count", None, "none", pa.int64(), None).label == "count()"
+    assert AggregateJob(ws.sum("v").definition, "v", "float", pa.float64(),
+                        None).label == "sum(v)"
+    assert AggregateJob(ws.count().definition, None, "none", pa.int64(),
+                        None).label == "count()"
+
+
+@pytest.mark.parametrize(("fn", "definition"), EVERY, ids=[fn for fn, _ in EVERY])
+def test_a_definition_is_named_as_its_constructor(fn: str, definition: Definition) -> None:
+    """`Definition.name` is what labels show (the key of `DEFINITIONS`, "aggregate" for
+    a user's aggregator), and a job pickled to an executor keeps its definition."""
+    assert definition.name == fn
+    job = AggregateJob(definition, "v", "float", pa.float64(), None)
+    assert pickle.loads(pickle.dumps(job)) == job

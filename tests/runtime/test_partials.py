@@ -14,7 +14,9 @@ on hold:
   columns in Spark's ascending order (nulls first, NaN last, `-0.0` equal to `0.0`);
   integer and decimal sums are exact (an integer total beyond 64 bits raises
   `ArithmeticError`, though pane sums beyond them are fine), float results within a
-  relative 1e-9.
+  relative 1e-9;
+- where the state is exact (counts; integer and decimal sums and means: `inverse_of`),
+  `remove` undoes `add` exactly, and `Definition.invertible` says so.
 
 The tie-break columns always hold the aggregation's column, as the planner's do (every
 other atomic column): rows tied in them are indistinguishable, so the row picked among
@@ -40,10 +42,11 @@ import pytest
 from aggregators import Spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 
 import wisp as ws
 from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.partials import ALGEBRAS, Chunk, Columns, Layout, partial_of
+from wisp.runtime.partials import ALGEBRAS, Chunk, Columns, Layout, inverse_of, partial_of
 from wisp.spec.aggregates import DEFINITIONS
 
 Row = dict[str, Any]
@@ -170,9 +173,9 @@ class Setting:
         case = self.case
         if case.fn == "aggregate":
             spread = ws.aggregate(Spread(), "v")
-            return AggregateJob("aggregate", "v", case.value_class, pa.float64(), None,
+            return built_in_job("aggregate", "v", case.value_class, pa.float64(), None,
                                 definition=spread.definition, aggregator=Spread())
-        return AggregateJob(case.fn, "v", case.value_class, case.output, None,
+        return built_in_job(case.fn, "v", case.value_class, case.output, None,
                             by="b" if case.by else None)
 
     def types(self) -> dict[str, pa.DataType]:
@@ -512,3 +515,70 @@ def test_merge_is_associative_and_a_state_without_values_is_its_identity(
             finish, setting, with_empty, order))
         if alone is not None and got is not None:
             check(setting, got, alone, "a with an empty state")
+
+
+# ---------------------------------------------------------------- remove
+
+
+INVERTIBLE = [
+    *cases(["count"], INTEGER, FLOAT, DECIMAL, BOOLEAN, STRING),
+    *cases(["sum", "mean"], INTEGER, BIG_INTEGER, DECIMAL, BIG_DECIMAL),
+]
+"""The states `remove` undoes exactly: counts, and exact sums (integers, decimals)."""
+
+
+def test_the_invertible_states_are_the_exact_ones_and_the_definitions_say_so() -> None:
+    """`inverse_of` finds a `remove` for the exact states only (never float sums nor
+    moments), and a built-in's `Definition.invertible` is whether it has one for some
+    value class it takes on stream panes."""
+    for case in CASES:
+        setting = Setting(case, "float", ("v",), False, 0)
+        found = inverse_of(setting.job) is not None
+        assert found is any(c.fn == case.fn and c.value_class == case.value_class
+                            for c in INVERTIBLE), case
+    for fn, definition in DEFINITIONS.items():
+        if definition.algebra not in ALGEBRAS:
+            continue
+        jobs = [Setting(c, "float", ("v",), False, 0).job for c in CASES if c.fn == fn]
+        assert definition.invertible is any(inverse_of(j) is not None for j in jobs), fn
+
+
+def remove(setting: Setting, states: pa.Table, groups: Sequence[list[Row]]) -> pa.Table:
+    """`states` (one per group) without each group's rows `groups[g]` (`remove`)."""
+    i, job = setting.index, setting.job
+    inverse = inverse_of(job)
+    assert inverse is not None
+    chunk = chunk_of(setting, groups)
+    columns = {name: states.column(name).combine_chunks() for name in states.column_names
+               if name != f"n{i}"}
+    n = states.column(f"n{i}").to_numpy() - np.add.reduceat(
+        chunk.valid.astype(np.int64), chunk.starts)
+    return as_table(setting, n, inverse.remove(job, i, columns, chunk, setting.layout))
+
+
+@settings(max_examples=25, deadline=None)
+@pytest.mark.parametrize("case", INVERTIBLE, ids=repr)
+@given(data=st.data(), rng=st.randoms(use_true_random=False))
+def test_remove_undoes_add(case: Case, data: st.DataObject, rng: random.Random) -> None:
+    """Each group's rows A and B (B: copies of A's rows and others, nulls among both):
+    `add(A ∪ B)` then `remove(B)` is exactly `add(A)` (its finish the oracle's over A),
+    and `add(B)` then `remove(B)` the state without values."""
+    setting = data.draw(settings_of(case))
+    kept = data.draw(groups_of(setting))
+    removed = [data.draw(st.lists(st.sampled_from(rows) | rows_of(setting), min_size=1,
+                                  max_size=12)) for rows in kept]
+    both = [a + b for a, b in zip(kept, removed, strict=True)]
+    for rows in both:
+        rng.shuffle(rows)
+    left = remove(setting, add(setting, both), removed)
+    assert left.equals(add(setting, kept)), (left.to_pylist(), add(setting, kept).to_pylist())
+    got = results(setting, kept, lambda: finish(setting, left, each(len(kept))))
+    if got is not None:
+        check(setting, got, [oracle(setting, rows) for rows in kept], "removed")
+    nothing = remove(setting, add(setting, removed), removed)
+    assert nothing.column(f"n{setting.index}").to_pylist() == [0] * len(removed)
+    empty = add(setting, data.draw(groups_of(setting, nulls=True).map(
+        lambda more: (more * len(removed))[:len(removed)])))
+    assert nothing.equals(empty)
+    check(setting, finish(setting, nothing, each(len(removed))),
+          [oracle(setting, [])] * len(removed), "all removed")

@@ -13,19 +13,19 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.partials import Layout
 from wisp.runtime.window_states import GROUP, WindowStates, frame_members, holds
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "i", "integer", pa.int64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("min", "s", "ordered", pa.string(), None),
-        AggregateJob("first", "v", "float", pa.float64(), None),
-        AggregateJob("last", "i", "integer", pa.int64(), None),
-        AggregateJob("count_distinct", "s", "ordered", pa.int64(), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "i", "integer", pa.int64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("min", "s", "ordered", pa.string(), None),
+        built_in_job("first", "v", "float", pa.float64(), None),
+        built_in_job("last", "i", "integer", pa.int64(), None),
+        built_in_job("count_distinct", "s", "ordered", pa.int64(), None))
 SCHEMA = pa.schema([pa.field("v", pa.float64()), pa.field("i", pa.int64()),
                     pa.field("s", pa.string())])
 STATES = WindowStates(JOBS, Layout(SCHEMA, pa.int64()))
@@ -104,6 +104,6 @@ def test_parts_of_a_window_merge_to_its_whole(rows: list[dict[str, Any]],
 def test_which_aggregations_hold_states() -> None:
     """Every job above has a partial state; an exact quantile or a collect has none."""
     assert holds(JOBS)
-    assert not holds((*JOBS, AggregateJob("collect", "i", "integer",
+    assert not holds((*JOBS, built_in_job("collect", "i", "integer",
                                           pa.list_(pa.int64()), None)))
-    assert not holds((AggregateJob("median", "v", "float", pa.float64(), None),))
+    assert not holds((built_in_job("median", "v", "float", pa.float64(), None),))

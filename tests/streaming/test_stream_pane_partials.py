@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import assert_rows_match, sort_output
 from oracle_intervals import hopping as hopping_oracle
 from simulator import simulate
@@ -28,7 +29,6 @@ from test_stream_simulated import SECOND, accepted, emitted
 
 import wisp as ws
 from wisp.plan.intervals import HoppingWindows
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.resumable import KernelState
 from wisp.runtime.stream_panes import PANE, PaneKernel
 from wisp.runtime.streaming import StreamKernel
@@ -45,7 +45,7 @@ OUTPUTS = {"count": pa.int64(), "count_distinct_v": pa.int64(),
            "count_distinct_sv": pa.int64(), "sum_iv": pa.int64(),
            "sum_dv": pa.decimal128(30, 3)}
 """The output types that are not the input's."""
-JOBS = tuple(AggregateJob(a.fn, a.col, CLASSES[a.col] if a.col else "none",
+JOBS = tuple(built_in_job(a.fn, a.col, CLASSES[a.col] if a.col else "none",
                           OUTPUTS.get(a.output_name) or INPUT.field(a.col).type, None,
                           by=a.by) for a in AGGS)
 OUTPUT = pa.schema([pa.field("k", pa.string()),

@@ -14,6 +14,7 @@ import pyarrow as pa
 from aggregators import Spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle_intervals import hopping as hopping_oracle
 from simulator import Simulation, simulate
 from test_stream_simulated import (
@@ -29,22 +30,21 @@ from test_stream_simulated import (
 
 import wisp as ws
 from wisp.plan.intervals import HoppingWindows
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.resumable import KernelState
 from wisp.runtime.stream_panes import PANE, PaneKernel
 from wisp.runtime.streaming import StreamKernel
 
 AGGS = [ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
         ws.variance("v"), ws.stddev("v"), ws.aggregate(Spread(), "v")]
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("count", "v", "float", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None),
-        AggregateJob("min", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("variance", "v", "float", pa.float64(), None),
-        AggregateJob("stddev", "v", "float", pa.float64(), None),
-        AggregateJob("aggregate", "v", "float", pa.float64(), None,
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("count", "v", "float", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("mean", "v", "float", pa.float64(), None),
+        built_in_job("min", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("variance", "v", "float", pa.float64(), None),
+        built_in_job("stddev", "v", "float", pa.float64(), None),
+        built_in_job("aggregate", "v", "float", pa.float64(), None,
                      definition=AGGS[-1].definition, aggregator=Spread()))
 """The aggregations with pane partials, a user's commutative aggregator among them."""
 OUTPUT = pa.schema([pa.field("k", pa.string()),

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import assert_rows_match, range_window, rows_window, sort_output
 from oracle_intervals import count_by_start_time as count_oracle
 from oracle_intervals import hopping as hopping_oracle
@@ -22,7 +23,6 @@ from simulator import Simulation, simulate
 import wisp as ws
 from wisp.plan.frames import RangeFrame, RowsFrame
 from wisp.plan.intervals import CountWindows, HoppingWindows, SnapshotWindows
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.frames import FrameKernel
 from wisp.runtime.interval_kernels import interval_kernel
 from wisp.runtime.running import RunningKernel
@@ -34,10 +34,10 @@ SECOND = 1_000_000
 INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),
                    pa.field("v", pa.float64())])
 AGGS = [ws.count(), ws.sum("v"), ws.max("v"), ws.mean("v")]
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("mean", "v", "float", pa.float64(), None))
 OUTPUT = pa.schema([pa.field("k", pa.string()),
                     *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",
                                                         "time")],

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import assert_rows_match, point_in_time, sort_output
 from simulator import simulate
 from test_stream_simulated_dynamic import HALF, expected_late
@@ -20,13 +21,12 @@ from test_stream_simulated_dynamic import HALF, expected_late
 import wisp as ws
 from wisp.plan.features import FeatureFrame
 from wisp.plan.frames import RangeFrame, RowsFrame, RunningFrame
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from wisp.runtime.streaming import StreamKernel
 
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None))
 AGGS = [ws.count(), ws.sum("v"), ws.max("v")]
 WINDOWS: list[tuple[str, ws.Range | ws.Rows | None]] = [
     ("r", ws.Range(-4 * HALF, 0)), ("w", ws.Rows(-1, 0)), ("all", None)]

@@ -21,13 +21,13 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import assert_rows_match, sort_output
 from oracle_fenl import since_calendar, trailing_calendar, trailing_predicate
 from simulator import Simulation, simulate
 from test_stream_simulated import check_late, flagged
 
 import wisp as ws
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.periods import TickKernel
 from wisp.runtime.streaming import StreamKernel
 from wisp.spec.windows import CalendarTick
@@ -51,10 +51,10 @@ INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),
                    pa.field("v", pa.float64())])
 FLAGGED = pa.schema([*INPUT, pa.field("p", pa.bool_())])
 AGGS = [ws.count(), ws.sum("v"), ws.max("v"), ws.mean("v")]
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        AggregateJob("sum", "v", "float", pa.float64(), None),
-        AggregateJob("max", "v", "float", pa.float64(), None),
-        AggregateJob("mean", "v", "float", pa.float64(), None))
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        built_in_job("sum", "v", "float", pa.float64(), None),
+        built_in_job("max", "v", "float", pa.float64(), None),
+        built_in_job("mean", "v", "float", pa.float64(), None))
 TIMES = ("window_start", "window_end", "time")
 OUTPUT = pa.schema([pa.field("k", pa.string()),
                     *[pa.field(f, pa.timestamp("us", tz="UTC")) for f in TIMES],

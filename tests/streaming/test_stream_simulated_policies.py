@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle_spl import spl_window
 from simulator import Simulation, simulate
 from test_stream_simulated import AGGS, JOBS, OUTPUT, SECOND, assert_same, check_late
@@ -178,7 +179,7 @@ def test_a_watermark_jump_over_fifty_periods_emits_every_firing_once() -> None:
 
 TRANSCRIPTS = Path(__file__).parents[1] / "acceptance" / "spl_transcripts.json"
 NAMES = pa.schema([*INPUT, pa.field("name", pa.string())])
-COLLECT = (AggregateJob("collect", "name", "string", pa.list_(pa.string()), None),)
+COLLECT = (built_in_job("collect", "name", "string", pa.list_(pa.string()), None),)
 COLLECTED = pa.schema([pa.field("k", pa.string()),
                        *[pa.field(f, pa.int64()) for f in ("window_start", "window_end",
                                                            "time")],

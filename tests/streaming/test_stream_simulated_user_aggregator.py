@@ -16,12 +16,12 @@ import pyarrow as pa
 from aggregators import Spread, Total, Trajectory, brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jobs import built_in_job
 from oracle import assert_rows_match, sort_output
 from simulator import simulate
 from test_stream_simulated import Stream, flagged, streams, whole_runs
 
 import wisp as ws
-from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.running import RunningKernel
 from wisp.runtime.sorting import sort_order
 from wisp.runtime.streaming import StreamKernel
@@ -36,8 +36,8 @@ USER: dict[str, tuple[ws.Aggregator, str, str, pa.DataType]] = {
     "spread_v": (Spread(), "v", "float", pa.float64()),
     "trajectory_v": (Trajectory(), "v", "float", TRAJECTORY),
     "total_n": (Total(), "n", "integer", pa.int64())}
-JOBS = (AggregateJob("count", None, "none", pa.int64(), None),
-        *(AggregateJob("aggregate", col, value_class, output, None, name=name,
+JOBS = (built_in_job("count", None, "none", pa.int64(), None),
+        *(built_in_job("aggregate", col, value_class, output, None, name=name,
                        returns=aggregator.returns,
                        definition=ws.aggregate(aggregator, col).definition,
                        aggregator=aggregator)

@@ -121,15 +121,15 @@ def arrow_schema(fields: Sequence[T.StructField]) -> pa.Schema:
 
 
 def aggregate_jobs(plan: Plan, events: Events) -> tuple[AggregateJob, ...]:
-    """What the executors need of each aggregation."""
+    """What the executors need of each aggregation: its definition, as the plan resolved
+    it (no executor looks an aggregation up by name)."""
     schema = events.df.schema
-    return tuple(AggregateJob(r.aggregation.fn, r.aggregation.col, r.value_class,
+    return tuple(AggregateJob(r.aggregation.definition, r.aggregation.col, r.value_class,
                               arrow_type(spark_output_type(r, schema)), r.aggregation.func,
                               r.aggregation.lifetimes, r.name, r.aggregation.returns or "",
                               by=r.aggregation.by,
                               q=0.5 if r.aggregation.q is None else r.aggregation.q,
                               interpolation=r.aggregation.interpolation,
                               half_life=0.0 if r.half_life is None else float(r.half_life),
-                              definition=r.aggregation.definition,
                               aggregator=r.aggregation.aggregator)
                  for r in plan.aggregations)

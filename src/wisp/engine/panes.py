@@ -38,6 +38,8 @@ from ..runtime.aggregate import AggregateJob
 from ..runtime.codec import tick_range_message
 from ..runtime.hopping import HORIZON_END, HORIZON_START
 from ..runtime.interval_kernels import interval_kernel
+from ..spec import aggregates as agg
+from ..spec.aggregates import Aggregation
 from .columns import col, data_error, grid_floor, or_fail
 from .compiler import Query, compiles
 from .intervals import interval_guarded, needs_horizon, with_horizon
@@ -54,17 +56,19 @@ the kernel sums the partials exactly (a window's sum that leaves 64 bits fails).
 @dataclass(frozen=True)
 class Partial:
     """One per-pane partial result: Spark's aggregate per pane, and how the kernel
-    merges the partials of a window's panes."""
+    merges the partials of a window's panes (`merge`: the constructor of the
+    aggregation that merges them, over the partial's column: `sum` for counts and
+    sums, `min`, `max`)."""
 
     name: str
     per_pane: Column
-    merge: str
+    merge: Callable[[str], Aggregation]
     value_class: str
     merged_type: T.DataType
 
     @property
     def job(self) -> AggregateJob:
-        return AggregateJob(self.merge, self.name, self.value_class,
+        return AggregateJob(self.merge(self.name).definition, self.name, self.value_class,
                             arrow_type(self.merged_type), None)
 
 
@@ -79,7 +83,7 @@ def _value(r: ResolvedAggregation) -> Column:
 
 def _count_partial(name: str, r: ResolvedAggregation, taken: set[str],
                    output_type: T.DataType) -> Partial:
-    return Partial(name, F.count(_value(r)), "sum", "integer", T.LongType())
+    return Partial(name, F.count(_value(r)), agg.sum, "integer", T.LongType())
 
 
 def _sum_partial(name: str, r: ResolvedAggregation, taken: set[str],
@@ -90,11 +94,12 @@ def _sum_partial(name: str, r: ResolvedAggregation, taken: set[str],
     if column is not None and column not in taken:
         name = column
     if r.value_class == "integer":
-        return Partial(name, F.sum(_value(r).cast(EXACT)), "sum", "decimal", T.LongType())
-    return Partial(name, F.sum(_value(r)), "sum", "float", T.DoubleType())
+        return Partial(name, F.sum(_value(r).cast(EXACT)), agg.sum, "decimal", T.LongType())
+    return Partial(name, F.sum(_value(r)), agg.sum, "float", T.DoubleType())
 
 
-def _extreme_partial(merge: str, per_pane: Callable[[Column], Column], name: str,
+def _extreme_partial(merge: Callable[[str], Aggregation],
+                     per_pane: Callable[[Column], Column], name: str,
                      r: ResolvedAggregation, taken: set[str],
                      output_type: T.DataType) -> Partial:
     return Partial(name, per_pane(_value(r)), merge, r.value_class, output_type)
@@ -103,8 +108,8 @@ def _extreme_partial(merge: str, per_pane: Callable[[Column], Column], name: str
 PARTIALS: dict[str, PartialOf] = {
     "count": _count_partial,
     "sum": _sum_partial,
-    "min": partial(_extreme_partial, "min", F.min),
-    "max": partial(_extreme_partial, "max", F.max),
+    "min": partial(_extreme_partial, agg.min, F.min),
+    "max": partial(_extreme_partial, agg.max, F.max),
 }
 """The partial kinds, each named by the algebra whose partial it is: Spark's aggregate
 per pane and how the kernel merges a window's panes (counts by summing them)."""

@@ -148,7 +148,7 @@ def watermark_micros(time: TimeColumn) -> Column:
 def spec_text(plan: StreamPlan) -> str:
     """What a checkpoint's state must have been made for: everything that shapes it."""
     source = plan.source
-    aggregations = [(r.name, r.aggregation.fn, r.aggregation.col) + (
+    aggregations = [(r.name, r.aggregation.definition.name, r.aggregation.col) + (
         (r.aggregation.by, r.aggregation.q, r.aggregation.interpolation, r.half_life)
         if not r.aggregation.definition.spark_running else ()) + (
         (user_identity(r.aggregation),) if r.aggregation.user else ())

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import moments
+
 State = tuple[npt.NDArray[Any], ...]
 
 
@@ -97,18 +99,19 @@ def sum_monoid() -> Monoid:
                   combine=lambda a, b: (a[0] + b[0],))
 
 
-def extreme_ufunc(kind: str, dtype: np.dtype[np.generic]) -> tuple[np.ufunc, float | int]:
-    """Max (NaN propagates: NaN is the greatest) or min (NaN ignored where a number
-    exists) of two arrays, and its identity."""
-    if kind == "max":
+def extreme_ufunc(dtype: np.dtype[np.generic], *, largest: bool
+                  ) -> tuple[np.ufunc, float | int]:
+    """Max (`largest`; NaN propagates: NaN is the greatest) or min (NaN ignored where a
+    number exists) of two arrays, and its identity."""
+    if largest:
         return np.maximum, -np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).min)
     return (np.fmin if dtype.kind == "f" else np.minimum,
             np.inf if dtype.kind == "f" else int(np.iinfo(np.int64).max))
 
 
-def extreme_monoid(kind: str, dtype: np.dtype[np.generic]) -> Monoid:
+def extreme_monoid(dtype: np.dtype[np.generic], *, largest: bool) -> Monoid:
     """`extreme_ufunc` over one state array."""
-    ufunc, ident = extreme_ufunc(kind, dtype)
+    ufunc, ident = extreme_ufunc(dtype, largest=largest)
     return Monoid(identity=(ident,), scan=_cumulative(ufunc.accumulate),
                   combine=lambda a, b: (ufunc(a[0], b[0]),))
 
@@ -181,21 +184,8 @@ def _moments_scan(states: State, reverse: bool) -> State:
     return n, out_mean, out_m2
 
 
-def moments_combine(a: State, b: State) -> State:
-    """Chan et al.'s pairwise merge of (count, mean, M2)."""
-    na, ma, qa = a
-    nb, mb, qb = b
-    n = na + nb
-    with np.errstate(divide="ignore", invalid="ignore"):
-        delta = mb - ma
-        mean = np.where(na == 0, mb, np.where(nb == 0, ma, ma + delta * (nb / n)))
-        # an infinite value makes delta infinite or NaN: the spread is NaN, as Spark's
-        # var_samp gives (inf - inf), not the inf that delta * delta would give
-        spread = np.where(np.isfinite(delta), qa + qb + delta * delta * (na * nb / n), np.nan)
-        m2 = np.where(na == 0, qb, np.where(nb == 0, qa, spread))
-    return n, mean, m2
-
-
 def moments_monoid() -> Monoid:
-    """(count, mean, M2) of the valid values: leaves are (1, x, 0) or (0, 0, 0)."""
-    return Monoid(identity=(0.0, 0.0, 0.0), scan=_moments_scan, combine=moments_combine)
+    """(count, mean, M2) of the valid values: leaves are (1, x, 0) or (0, 0, 0); scans
+    shifted by their first value (`_moments_scan`), merged by Chan et al.'s update
+    (`moments.combine`)."""
+    return Monoid(identity=(0.0, 0.0, 0.0), scan=_moments_scan, combine=moments.combine)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .sparse import moments_monoid
+from . import moments
 from .window_agg import Lists, Take, Values
 
 IntArray = npt.NDArray[np.int64]
@@ -152,21 +152,15 @@ class Stabbing:
         mean = np.zeros(2 * self.size)
         m2 = np.zeros(2 * self.size)
         if len(self.nodes):
-            keep = valid[self.owners]
-            x = np.where(keep, values[self.owners].astype(np.float64), 0.0)
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                c = np.add.reduceat(keep.astype(np.float64), self.starts)
-                mu = np.where(c > 0, np.add.reduceat(x, self.starts) / np.maximum(c, 1), 0.0)
-                dev = np.where(keep, x - np.repeat(mu, self.group_sizes), 0.0)
-                q = np.add.reduceat(dev * dev, self.starts)
+            c, _, mu, q = moments.of_groups(values[self.owners].astype(np.float64),
+                                            valid[self.owners], self.starts)
             at = self.group_nodes
             count[at], mean[at], m2[at] = c, mu, q
-        combine = moments_monoid().combine
         state: tuple[npt.NDArray[np.float64], ...] = (
             np.zeros(self.m), np.zeros(self.m), np.zeros(self.m))
         with np.errstate(invalid="ignore", over="ignore"):
             for path in self._paths():
-                state = combine(state, (count[path], mean[path], m2[path]))
+                state = moments.combine(state, (count[path], mean[path], m2[path]))
         return state
 
     def pairs(self, mask: BoolArray) -> tuple[IntArray, IntArray]:
@@ -184,16 +178,16 @@ class Stabbing:
         return firing[order].astype(np.int64), owner[order].astype(np.int64)
 
 
-def alive_positions(stab: Stabbing, n: int, valid: BoolArray, kind: str) -> Take:
-    """Position of the first / last tuple (in arrival order) among the valid tuples of
-    each firing's window."""
+def alive_positions(stab: Stabbing, n: int, valid: BoolArray, *, latest: bool) -> Take:
+    """Position of the last (`latest`) or first tuple (in arrival order) among the valid
+    tuples of each firing's window."""
     positions = np.arange(n, dtype=np.int64)
-    if kind == "first":
-        pick = stab.reduce(positions, np.minimum, n, valid)
-        has = pick < n
-    else:
+    if latest:
         pick = stab.reduce(positions, np.maximum, -1, valid)
         has = pick >= 0
+    else:
+        pick = stab.reduce(positions, np.minimum, n, valid)
+        has = pick < n
     return Take(np.where(has, pick, 0).astype(np.int64), has)
 
 
@@ -221,15 +215,15 @@ def alive_mean(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray,
     return Values(means, counts > 0)
 
 
-def alive_extreme(stab: Stabbing, kind: str, values: npt.NDArray[Any],
-                  valid: BoolArray, counts: IntArray | None = None) -> Values:
-    """`min` or `max`; NaN is the greatest value, as in Spark. `counts`, when given, are
-    the windows' valid counts already computed."""
+def alive_extreme(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray,
+                  counts: IntArray | None = None, *, largest: bool) -> Values:
+    """`max` (`largest`) or `min`; NaN is the greatest value, as in Spark. `counts`, when
+    given, are the windows' valid counts already computed."""
     if counts is None:
         counts = stab.counts(valid)
     if values.dtype.kind == "f":
         data = values.astype(np.float64)
-        if kind == "max":
+        if largest:
             result = stab.reduce(data, np.maximum, -np.inf, valid)
         else:
             result = stab.reduce(data, np.fmin, np.inf, valid)
@@ -238,17 +232,17 @@ def alive_extreme(stab: Stabbing, kind: str, values: npt.NDArray[Any],
         return Values(result, counts > 0)
     info = np.iinfo(np.int64)
     data_i = values.astype(np.int64)
-    if kind == "max":
+    if largest:
         result_i = stab.reduce(data_i, np.maximum, info.min, valid)
     else:
         result_i = stab.reduce(data_i, np.minimum, info.max, valid)
     return Values(result_i, counts > 0)
 
 
-def alive_extreme_by_rank(stab: Stabbing, kind: str, ranks: IntArray,
-                          valid: BoolArray) -> Take:
-    """`min` or `max` of any orderable type, given each value's dense rank."""
-    extreme = alive_extreme(stab, kind, ranks, valid)
+def alive_extreme_by_rank(stab: Stabbing, ranks: IntArray, valid: BoolArray, *,
+                          largest: bool) -> Take:
+    """`max` (`largest`) or `min` of any orderable type, given each value's dense rank."""
+    extreme = alive_extreme(stab, ranks, valid, largest=largest)
     representative = np.zeros(int(ranks.max(initial=0)) + 1, dtype=np.int64)
     positions = np.nonzero(valid)[0]
     representative[ranks[positions]] = positions
@@ -256,14 +250,12 @@ def alive_extreme_by_rank(stab: Stabbing, kind: str, ranks: IntArray,
     return Take(picked.astype(np.int64), extreme.valid)
 
 
-def alive_moments(stab: Stabbing, kind: str, values: npt.NDArray[Any],
-                  valid: BoolArray) -> Values:
-    """Sample `variance` or `stddev` (n - 1); null below two valid values."""
+def alive_moments(stab: Stabbing, values: npt.NDArray[Any], valid: BoolArray, *,
+                  root: bool) -> Values:
+    """Sample `variance` (`root`: `stddev`, its square root) (n - 1); null below two
+    valid values."""
     counts, _, m2 = stab.moments(values.astype(np.float64), valid)
-    enough = counts >= 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)
-    return Values(np.sqrt(var) if kind == "stddev" else var, enough)
+    return Values(*moments.sample(counts, m2, root=root))
 
 
 def alive_collect(stab: Stabbing, valid: BoolArray) -> Lists:

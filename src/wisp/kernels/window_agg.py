@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import moments
 from .blocked import blocked_query
 from .certified import certified_sums
 from .sparse import (
@@ -142,30 +143,31 @@ def frame_mean(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
     return Values(means, counts > 0)
 
 
-def frame_extreme(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
-                  hi: IntArray) -> Values:
-    """`min` or `max` of numeric values; NaN is the greatest value, as in Spark. Two
-    overlapping blocks per frame for frames up to a few thousand wide whose table fits
-    (`sparse.overlap_fits`), the blocked grids otherwise."""
+def frame_extreme(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
+                  hi: IntArray, *, largest: bool) -> Values:
+    """`max` (`largest`) or `min` of numeric values; NaN is the greatest value, as in
+    Spark. Two overlapping blocks per frame for frames up to a few thousand wide whose
+    table fits (`sparse.overlap_fits`), the blocked grids otherwise."""
     counts = valid_counts(valid, lo, hi)
     data = values.astype(np.float64 if values.dtype.kind == "f" else np.int64)
-    ufunc, ident = extreme_ufunc(kind, data.dtype)
+    ufunc, ident = extreme_ufunc(data.dtype, largest=largest)
     leaves = np.where(valid, data, ident)
     widest = int((hi - lo).max()) if len(lo) else 0
     if overlap_fits(len(data), widest):
         result = overlap_query(leaves, lo, hi, ufunc, ident)
     else:
-        (result,) = blocked_query((leaves,), lo, hi, extreme_monoid(kind, data.dtype))
-    if kind == "min" and data.dtype.kind == "f":
+        (result,) = blocked_query((leaves,), lo, hi,
+                                  extreme_monoid(data.dtype, largest=largest))
+    if not largest and data.dtype.kind == "f":
         numbers = valid_counts(valid & ~np.isnan(data), lo, hi)
         result = np.where((counts > 0) & (numbers == 0), np.nan, result)
     return Values(result, counts > 0)
 
 
-def frame_extreme_by_rank(kind: str, ranks: IntArray, valid: BoolArray, lo: IntArray,
-                          hi: IntArray) -> Take:
-    """`min` or `max` of any orderable type, given each value's dense rank."""
-    extreme = frame_extreme(kind, ranks, valid, lo, hi)
+def frame_extreme_by_rank(ranks: IntArray, valid: BoolArray, lo: IntArray, hi: IntArray,
+                          *, largest: bool) -> Take:
+    """`max` (`largest`) or `min` of any orderable type, given each value's dense rank."""
+    extreme = frame_extreme(ranks, valid, lo, hi, largest=largest)
     representative = np.zeros(int(ranks.max(initial=0)) + 1, dtype=np.int64)
     positions = np.nonzero(valid)[0]
     representative[ranks[positions]] = positions
@@ -173,46 +175,46 @@ def frame_extreme_by_rank(kind: str, ranks: IntArray, valid: BoolArray, lo: IntA
     return Take(picked.astype(np.int64), extreme.valid)
 
 
-def frame_extreme_by(kind: str, ranks: IntArray, valid: BoolArray, lo: IntArray,
-                     hi: IntArray) -> Take:
-    """`max_by`/`min_by`: the position of each frame's largest/smallest `by` (given as
-    dense ranks, `valid` False for a null `by`), the earliest position among equals. One
-    extreme over the keys `rank * n + tie`, whose low part prefers earlier positions."""
+def frame_extreme_by(ranks: IntArray, valid: BoolArray, lo: IntArray, hi: IntArray, *,
+                     largest: bool) -> Take:
+    """`max_by` (`largest`) or `min_by`: the position of each frame's largest/smallest
+    `by` (given as dense ranks, `valid` False for a null `by`), the earliest position
+    among equals. One extreme over the keys `rank * n + tie`, whose low part prefers
+    earlier positions."""
     n = len(ranks)
     positions = np.arange(n, dtype=np.int64)
-    if kind == "max_by":
+    if largest:
         keys = ranks.astype(np.int64) * n + (n - 1 - positions)
-        extreme = frame_extreme("max", keys, valid, lo, hi)
+        extreme = frame_extreme(keys, valid, lo, hi, largest=True)
         picked = n - 1 - np.where(extreme.valid, extreme.values, n - 1) % max(n, 1)
     else:
         keys = ranks.astype(np.int64) * n + positions
-        extreme = frame_extreme("min", keys, valid, lo, hi)
+        extreme = frame_extreme(keys, valid, lo, hi, largest=False)
         picked = np.where(extreme.valid, extreme.values, 0) % max(n, 1)
     return Take(picked.astype(np.int64), extreme.valid)
 
 
-def frame_first_last(kind: str, valid: BoolArray, lo: IntArray, hi: IntArray) -> Take:
-    """Position of the first / last non-null value of each frame."""
+def frame_first_last(valid: BoolArray, lo: IntArray, hi: IntArray, *, latest: bool
+                     ) -> Take:
+    """Position of the last (`latest`) or first non-null value of each frame."""
     present = np.nonzero(valid)[0].astype(np.int64)
     begin = np.searchsorted(present, lo, side="left")
     end = np.searchsorted(present, hi, side="left")
     has = end > begin
-    pick = begin if kind == "first" else end - 1
+    pick = end - 1 if latest else begin
     positions = present[np.clip(pick, 0, max(len(present) - 1, 0))] if len(present) else \
         np.zeros(len(lo), dtype=np.int64)
     return Take(np.where(has, positions, 0).astype(np.int64), has)
 
 
-def frame_moments(kind: str, values: npt.NDArray[Any], valid: BoolArray, lo: IntArray,
-                  hi: IntArray) -> Values:
-    """Sample `variance` or `stddev` (n - 1); null below two non-null values."""
+def frame_moments(values: npt.NDArray[Any], valid: BoolArray, lo: IntArray, hi: IntArray,
+                  *, root: bool) -> Values:
+    """Sample `variance` (`root`: `stddev`, its square root) (n - 1); null below two
+    non-null values."""
     data = values.astype(np.float64)
     leaves = (valid.astype(np.float64), np.where(valid, data, 0.0), np.zeros(len(data)))
     counts, _, m2 = blocked_query(leaves, lo, hi, moments_monoid())
-    enough = counts >= 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.where(enough, m2 / np.maximum(counts - 1, 1), 0.0)
-    return Values(np.sqrt(var) if kind == "stddev" else var, enough)
+    return Values(*moments.sample(counts, m2, root=root))
 
 
 def frame_collect(valid: BoolArray, lo: IntArray, hi: IntArray) -> Lists:

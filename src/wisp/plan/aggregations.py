@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import WispUnsupportedError, bad_value, did_you_mean
-from ..spec.aggregates import Aggregation
+from ..spec.aggregates import Aggregation, count
 from ..spec.windows import Since
 from .durations import DAY, resolve_duration
 from .nodes import OutputType, ResolvedAggregation
@@ -122,7 +122,7 @@ def with_min_counts(source: Source, resolved: tuple[ResolvedAggregation, ...]
         counted = r.aggregation.counted
         column = None if counted is None else fields[counted]
         hidden.append(ResolvedAggregation(
-            Aggregation("count", counted, name=f"{MIN_COUNT_PREFIX}{i}"), column,
+            count(counted).alias(f"{MIN_COUNT_PREFIX}{i}"), column,
             OutputType("long"), value_class(column)))
     return tuple(hidden)
 

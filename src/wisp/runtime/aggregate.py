@@ -24,7 +24,6 @@ from ..spec.aggregates import (
     Definition,
     aggregator_error,
     check_state,
-    definition_of,
     snake_case,
 )
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
@@ -33,9 +32,11 @@ from .limits import check_blob
 
 @dataclass(frozen=True)
 class AggregateJob:
-    """What the executor needs to know about one aggregation (picklable)."""
+    """What the executor needs to know about one aggregation (picklable): its
+    `definition` (what it is: the runtime's registries dispatch on its `algebra`, never
+    on a name) and what the plan resolved of it."""
 
-    fn: str
+    definition: Definition
     column: str | None
     value_class: str
     output_type: pa.DataType
@@ -53,26 +54,15 @@ class AggregateJob:
     """quantile: numpy's method (`spec.aggregates.INTERPOLATIONS`; median: "linear")."""
     half_life: float = 0.0
     """ewm_mean: the half-life in ticks."""
-    definition: Definition | None = None
-    """What the aggregation is (its capabilities); None: the built-in `fn`'s."""
     aggregator: Aggregator | None = None
     """A user's mergeable aggregation (`spec.aggregates.Aggregator`)."""
-
-    def __post_init__(self) -> None:
-        if self.definition is None:
-            object.__setattr__(self, "definition", definition_of(self.fn))
-
-    @property
-    def capabilities(self) -> Definition:
-        """`definition`, always set."""
-        assert self.definition is not None
-        return self.definition
 
     @property
     def label(self) -> str:
         """How errors name it: `sum(v)`, `count()` (a user's aggregator by its
         snake-case class name), as `Aggregation.label`."""
-        shown = self.fn if self.aggregator is None else snake_case(self.aggregator)
+        shown = (self.definition.name if self.aggregator is None
+                 else snake_case(self.aggregator))
         return f"{shown}({self.column or ''})"
 
 
@@ -116,7 +106,7 @@ class Frames:
 
     def float_sums(self) -> wa.Values:
         """The frame sums of a float column, once per call (mean reuses sum's)."""
-        key = ("sum", self.job.column or "")
+        key = ("float_sums", self.job.column or "")
         if key not in self.memo:
             self.memo[key] = wa.frame_sum(self.values(), self.valid, self.lo, self.hi)
         sums: wa.Values = self.memo[key]
@@ -136,7 +126,7 @@ def aggregate(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     sums)."""
     if job.column is None:
         return to_arrow(wa.count_rows(lo, hi), None, job)
-    kernel = FRAME_KERNELS.get(job.capabilities.algebra)
+    kernel = FRAME_KERNELS.get(job.definition.algebra)
     if kernel is None:
         raise AssertionError(f"no frame kernel for {job.label}")
     return kernel(Frames(job, group, ticks, lo, hi, {} if memo is None else memo))
@@ -159,27 +149,32 @@ def _mean(f: Frames) -> pa.Array:
     return f.out(wa.frame_mean(scaled(f.values(), f.job, f.column), f.valid, f.lo, f.hi))
 
 
-def _moments(kind: str, f: Frames) -> pa.Array:
-    return f.out(wa.frame_moments(kind, scaled(f.values(), f.job, f.column), f.valid,
-                                  f.lo, f.hi))
+def _moments(f: Frames, *, root: bool) -> pa.Array:
+    """`variance` (`root`: `stddev`)."""
+    return f.out(wa.frame_moments(scaled(f.values(), f.job, f.column), f.valid, f.lo, f.hi,
+                                  root=root))
 
 
-def _extreme(kind: str, f: Frames) -> pa.Array:
-    """`min`/`max`: of decimals and non-numeric columns by their dense ranks."""
+def _extreme(f: Frames, *, largest: bool) -> pa.Array:
+    """`max` (`largest`) or `min`: of decimals and non-numeric columns by their dense
+    ranks."""
     if f.job.value_class in ("ordered", "decimal"):
-        return f.out(wa.frame_extreme_by_rank(kind, dense_ranks(f.column), f.valid, f.lo,
-                                              f.hi))
-    return f.out(wa.frame_extreme(kind, f.values(), f.valid, f.lo, f.hi))
+        return f.out(wa.frame_extreme_by_rank(dense_ranks(f.column), f.valid, f.lo, f.hi,
+                                              largest=largest))
+    return f.out(wa.frame_extreme(f.values(), f.valid, f.lo, f.hi, largest=largest))
 
 
-def _first_last(kind: str, f: Frames) -> pa.Array:
-    return f.out(wa.frame_first_last(kind, f.valid, f.lo, f.hi))
+def _first_last(f: Frames, *, latest: bool) -> pa.Array:
+    """`last` (`latest`) or `first`."""
+    return f.out(wa.frame_first_last(f.valid, f.lo, f.hi, latest=latest))
 
 
-def _extreme_by(kind: str, f: Frames) -> pa.Array:
+def _extreme_by(f: Frames, *, largest: bool) -> pa.Array:
+    """`max_by` (`largest`) or `min_by`."""
     assert f.job.by is not None
     by = f.group.column(f.job.by).combine_chunks()
-    return f.out(wa.frame_extreme_by(kind, dense_ranks(by), validity(by), f.lo, f.hi))
+    return f.out(wa.frame_extreme_by(dense_ranks(by), validity(by), f.lo, f.hi,
+                                     largest=largest))
 
 
 def _collect(f: Frames) -> pa.Array:
@@ -223,18 +218,18 @@ FRAME_KERNELS: dict[str, FrameAggregate] = {
     "count": _count,
     "sum": _sum,
     "mean": _mean,
-    "variance": partial(_moments, "variance"),
-    "stddev": partial(_moments, "stddev"),
-    "min": partial(_extreme, "min"),
-    "max": partial(_extreme, "max"),
-    "first": partial(_first_last, "first"),
-    "last": partial(_first_last, "last"),
+    "variance": partial(_moments, root=False),
+    "stddev": partial(_moments, root=True),
+    "min": partial(_extreme, largest=False),
+    "max": partial(_extreme, largest=True),
+    "first": partial(_first_last, latest=False),
+    "last": partial(_first_last, latest=True),
     "collect": _collect,
     "udaf": _udaf,
     "quantile": _quantile,
     "count_distinct": _count_distinct,
-    "max_by": partial(_extreme_by, "max_by"),
-    "min_by": partial(_extreme_by, "min_by"),
+    "max_by": partial(_extreme_by, largest=True),
+    "min_by": partial(_extreme_by, largest=False),
     "ewm_mean": _ewm_mean,
     "aggregator": _aggregator,
 }

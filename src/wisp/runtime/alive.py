@@ -80,7 +80,7 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
     the aggregations of one call (mean reuses sum's sums, min and max the counts)."""
     if job.column is None:
         return to_arrow(wa.Values(stab.counts(), np.ones(stab.m, dtype=bool)), None, job)
-    kernel = ALIVE_KERNELS.get(job.capabilities.algebra)
+    kernel = ALIVE_KERNELS.get(job.definition.algebra)
     if kernel is None:
         raise AssertionError(f"no alive kernel for {job.label}")
     return kernel(Alive(job, group, ticks, stab, {} if memo is None else memo))
@@ -89,7 +89,7 @@ def aggregate_alive(job: AggregateJob, group: pa.Table, ticks: npt.NDArray[Any],
 def lists_members(job: AggregateJob) -> bool:
     """Whether `aggregate_alive` computes `job` over each position's listed items
     (`listed`) rather than from the items' ranges of positions."""
-    return ALIVE_KERNELS.get(job.capabilities.algebra) is _listed
+    return ALIVE_KERNELS.get(job.definition.algebra) is _listed
 
 
 def _listed(a: Alive) -> pa.Array:
@@ -102,9 +102,11 @@ def _count(a: Alive) -> pa.Array:
                  column)
 
 
-def _first_last(kind: str, a: Alive) -> pa.Array:
+def _first_last(a: Alive, *, latest: bool) -> pa.Array:
+    """`last` (`latest`) or `first`."""
     column = a.column
-    return a.out(sb.alive_positions(a.stab, len(a.ticks), validity(column), kind), column)
+    return a.out(sb.alive_positions(a.stab, len(a.ticks), validity(column), latest=latest),
+                 column)
 
 
 def _collect(a: Alive) -> pa.Array:
@@ -120,15 +122,17 @@ def _udaf(a: Alive) -> pa.Array:
     return udaf_array(a.job, results)
 
 
-def _extreme(kind: str, a: Alive) -> pa.Array:
-    """`min`/`max`: of decimals and non-numeric columns by their dense ranks."""
+def _extreme(a: Alive, *, largest: bool) -> pa.Array:
+    """`max` (`largest`) or `min`: of decimals and non-numeric columns by their dense
+    ranks."""
     column = a.column
     valid = validity(column)
     if a.job.value_class in ("ordered", "decimal"):
-        return a.out(sb.alive_extreme_by_rank(a.stab, kind, dense_ranks(column), valid),
-                     column)
+        return a.out(sb.alive_extreme_by_rank(a.stab, dense_ranks(column), valid,
+                                              largest=largest), column)
     values = numeric_values(column, a.job.value_class)
-    return a.out(sb.alive_extreme(a.stab, kind, values, valid, a.counts(valid)), column)
+    return a.out(sb.alive_extreme(a.stab, values, valid, a.counts(valid), largest=largest),
+                 column)
 
 
 def _sum(a: Alive) -> pa.Array:
@@ -151,22 +155,23 @@ def _mean(a: Alive) -> pa.Array:
                  column)
 
 
-def _moments(kind: str, a: Alive) -> pa.Array:
+def _moments(a: Alive, *, root: bool) -> pa.Array:
+    """`variance` (`root`: `stddev`)."""
     column = a.column
     values = scaled(numeric_values(column, a.job.value_class), a.job, column)
-    return a.out(sb.alive_moments(a.stab, kind, values, validity(column)), column)
+    return a.out(sb.alive_moments(a.stab, values, validity(column), root=root), column)
 
 
 ALIVE_KERNELS: dict[str, AliveAggregate] = {
     "count": _count,
     "sum": _sum,
     "mean": _mean,
-    "variance": partial(_moments, "variance"),
-    "stddev": partial(_moments, "stddev"),
-    "min": partial(_extreme, "min"),
-    "max": partial(_extreme, "max"),
-    "first": partial(_first_last, "first"),
-    "last": partial(_first_last, "last"),
+    "variance": partial(_moments, root=False),
+    "stddev": partial(_moments, root=True),
+    "min": partial(_extreme, largest=False),
+    "max": partial(_extreme, largest=True),
+    "first": partial(_first_last, latest=False),
+    "last": partial(_first_last, latest=True),
     "collect": _collect,
     "udaf": _udaf,
     "time_weighted_mean": _mean,

@@ -72,7 +72,7 @@ class HoppingKernel(IntervalKernel):
         """The groups and rows of the lifetimes `start`, `end` (one run), windows that
         begin at or after `horizon` sharing one row."""
         w = self.window
-        time_weighted = any(job.capabilities.lifetimes or job.lifetimes
+        time_weighted = any(job.definition.lifetimes or job.lifetimes
                             for job in self.aggregates)
         self.check_horizon(horizon)
         try:
@@ -131,7 +131,7 @@ class HoppingKernel(IntervalKernel):
         absolute times (each run moved into a time slot of its own, a run with an
         open-ended event alone; rows of two slots never touch, so changes never merge
         across keys; a time-weighted mean sees only lengths, which the move keeps)."""
-        return not any(job.capabilities.reads_times or job.lifetimes
+        return not any(job.definition.reads_times or job.lifetimes
                        for job in self.aggregates)
 
     def merged(self, results: list[pa.Array], rows: iv.Rows, key_rows: iv.IntArray

@@ -99,7 +99,7 @@ class IntervalKernel:
         be listed for it anyway (`alive.lists_members`: max_by/min_by). Every other
         aggregate comes from each event's range of base groups (`aggregate_alive`),
         without listing members."""
-        definition = job.capabilities
+        definition = job.definition
         return (definition.needs_values or definition.lifetimes or definition.user_code
                 or lists_members(job))
 
@@ -324,7 +324,7 @@ class IntervalKernel:
             ticks = start * self.unit
             return aggregate_alive(job, group, ticks, alive, alive_memo).take(
                 pa.array(groups.base_of))
-        if job.capabilities.lifetimes:  # the time-weighted mean
+        if job.definition.lifetimes:  # the time-weighted mean
             assert job.column is not None
             positions, weights, lo, hi = iv.clipped_weights(start, end, groups)
             column = group.column(job.column).combine_chunks().take(pa.array(positions))

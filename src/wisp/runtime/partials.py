@@ -10,17 +10,21 @@ beside its group's `n` (the number of non-null values it holds, of `by` for
 
 The laws every `Partial` keeps (tested alone, tests/runtime/test_partials.py): `merge`
 is associative, a state with `n = 0` is its identity, and `add` of any split of a group's
-rows followed by `merge` gives `add` of them all, with the same `finish`. Each merge
-here is also commutative (the states arrive in any order): an aggregation that depends
-on window order (`first`, `last`, `max_by`, `min_by`) keeps with its value the time and
-the tie-break columns of the row it picked, and merging keeps the earliest or latest of
-those (time, then tie-break columns in Spark's ascending order, nulls first, NaN last).
+rows followed by `merge` gives `add` of them all, with the same `finish`. Where a state
+is exact (counts; sums and means of integers and decimals) it is also `Invertible`:
+`remove` of rows it holds gives exactly the state without them (`inverse_of`). Each
+merge here is also commutative (the states arrive in any order): an aggregation that
+depends on window order (`first`, `last`, `max_by`, `min_by`) keeps with its value the
+time and the tie-break columns of the row it picked, and merging keeps the earliest or
+latest of those (time, then tie-break columns in Spark's ascending order, nulls first,
+NaN last).
 
 - `count`: no columns beyond `n` (rows: the kernel's row count).
 - `sum`/`mean`: the sum; exact for integers and decimals (a decimal(38, scale) of the
   unscaled sum, so pane sums never round or wrap), a double for floats.
 - `variance`/`stddev`: the sum and the sum of squared deviations from the group's
-  mean (Chan's parallel update on merge); integers and decimals as doubles.
+  mean (Chan's parallel update on merge, `kernels.moments`); integers and decimals as
+  doubles.
 - `min`/`max`: integers and floats by numpy (the extreme of the numbers and a NaN
   count, NaN being the greatest); strings, dates and decimals by Arrow, in their type.
 - `first`/`last`: the value, its time and tie-break columns.
@@ -34,13 +38,14 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..kernels import moments
 from ..spec.aggregates import check_state
 from .aggregate import AggregateJob, naming_errors, udaf_values, user_array
 from .codec import decimal_from_unscaled, decimal_unscaled, null_mask, numeric_values
@@ -119,6 +124,34 @@ class Partial(Protocol):
         ...
 
 
+@runtime_checkable
+class Invertible(Partial, Protocol):
+    """A partial state that `remove` undoes exactly, for the jobs `invertible` accepts
+    (counts; sums and means of integers and decimals, whose states are exact: a float
+    sum's rounding is not undone by subtracting). It agrees with `Definition.invertible`:
+    an aggregation is declared invertible when its state is for some value classes."""
+
+    def invertible(self, job: AggregateJob) -> bool:
+        """Whether `remove` undoes `add` exactly for `job`'s values."""
+        ...
+
+    def remove(self, job: AggregateJob, i: int, states: Columns, chunk: Chunk,
+               layout: Layout) -> Columns:
+        """Each state of `states` (one per group of `chunk`, as `add` gives them, each
+        holding its group's rows among others) without its group of `chunk`'s rows: the
+        state of the rows left (`n` is the caller's, as for `add`)."""
+        ...
+
+
+def inverse_of(job: AggregateJob) -> Invertible | None:
+    """The partial state of `job`'s aggregation when `remove` undoes `add` exactly for
+    its values, else None."""
+    found = ALGEBRAS.get(job.definition.algebra)
+    if isinstance(found, Invertible) and found.invertible(job):
+        return found
+    return None
+
+
 def group_ids(starts: IntArray, length: int) -> IntArray:
     """The group of each of `length` rows, groups beginning at `starts`."""
     result: IntArray = np.repeat(np.arange(len(starts), dtype=np.int64),
@@ -180,6 +213,13 @@ class Count:
               starts: IntArray) -> Columns:
         return {}
 
+    def invertible(self, job: AggregateJob) -> bool:
+        return True
+
+    def remove(self, job: AggregateJob, i: int, states: Columns, chunk: Chunk,
+               layout: Layout) -> Columns:
+        return {}
+
     def finish(self, job: AggregateJob, i: int, merged: Columns, n: IntArray) -> pa.Array:
         return pa.array(n, pa.int64()).cast(job.output_type)
 
@@ -220,6 +260,22 @@ class Sum:
         sums = exact_sums(decimal_unscaled(column)[order], starts)
         return {f"s{i}": exact_column(sums, column.type.scale)}
 
+    def invertible(self, job: AggregateJob) -> bool:
+        """Exact sums only: subtracting a float sum does not undo its rounding."""
+        return self.exact(job)
+
+    def remove(self, job: AggregateJob, i: int, states: Columns, chunk: Chunk,
+               layout: Layout) -> Columns:
+        if not self.exact(job):
+            raise ValueError(f"wisp: {job.label} of floats has no exact remove")
+        held = states[f"s{i}"]
+        if isinstance(held, pa.ChunkedArray):
+            held = held.combine_chunks()
+        values = numeric_values(chunk.column, job.value_class)
+        removed = exact_sums(np.where(chunk.valid, values, 0), chunk.starts)
+        return {f"s{i}": exact_column(exact_differences(decimal_unscaled(held), removed),
+                                      held.type.scale)}
+
     def finish(self, job: AggregateJob, i: int, merged: Columns, n: IntArray) -> pa.Array:
         if not self.exact(job):
             sums = merged[f"s{i}"]
@@ -242,6 +298,23 @@ class Sum:
                 f"wisp: sum({job.column}) overflows a long (64-bit) result, as Spark's "
                 "ARITHMETIC_OVERFLOW reports in ANSI mode; cast the column to a decimal")
         return pa.array(unscaled, pa.int64()).cast(target)
+
+
+def exact_differences(held: npt.NDArray[Any], removed: npt.NDArray[Any]
+                      ) -> npt.NDArray[Any]:
+    """`held - removed` of exact integers (int64, or Python integers as objects where a
+    difference leaves 64 bits)."""
+    if held.dtype != object and removed.dtype != object:
+        with np.errstate(over="ignore"):
+            wrapped: npt.NDArray[Any] = held - removed
+        # it wrapped where the operands' signs differ and the result's is not held's
+        if not (((held ^ removed) & (held ^ wrapped)) < 0).any():
+            return wrapped
+    exact = np.array([int(a) - int(b) for a, b in zip(held, removed, strict=True)],
+                     dtype=object)
+    if all(-(1 << 63) <= v < 1 << 63 for v in exact):
+        return exact.astype(np.int64)
+    return exact
 
 
 def scale_of(data_type: pa.DataType) -> int:
@@ -268,44 +341,17 @@ class Moments:
 
     def add(self, job: AggregateJob, i: int, chunk: Chunk, layout: Layout) -> Columns:
         values = udaf_values(job, chunk.column).astype(np.float64)
-        data = np.where(chunk.valid, values, 0.0)
-        starts = chunk.starts
-        n = np.add.reduceat(chunk.valid.astype(np.int64), starts)
-        counts = np.diff(np.r_[starts, len(data)])
-        with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf: NaN
-            sums = np.add.reduceat(data, starts)
-            means = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
-            deviation = np.where(chunk.valid, data - np.repeat(means, counts), 0.0)
-            m2 = np.add.reduceat(deviation * deviation, starts)
+        _, sums, _, m2 = moments.of_groups(values, chunk.valid, chunk.starts)
         return {f"s{i}": sums, f"m{i}": m2}
 
     def merge(self, job: AggregateJob, i: int, states: pa.Table, order: IntArray,
               starts: IntArray) -> Columns:
         count, sums, m2 = (gathered(states, f"{part}{i}", order) for part in "nsm")
-        n = np.add.reduceat(count, starts)
-        with np.errstate(invalid="ignore"):  # inf - inf: NaN
-            total = np.add.reduceat(sums, starts)
-            shares = spread(count, sums, m2, total / np.maximum(n, 1), starts)
-            m2_total = np.add.reduceat(shares, starts)
+        _, total, m2_total = moments.merge_groups(count, sums, m2, starts)
         return {f"s{i}": total, f"m{i}": m2_total}
 
     def finish(self, job: AggregateJob, i: int, merged: Columns, n: IntArray) -> pa.Array:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = merged[f"m{i}"] / np.maximum(n - 1, 1)
-            value = np.sqrt(var) if self.root else var
-        return floats(value, n >= 2, job)
-
-
-def spread(count: IntArray, sums: FloatArray, m2: FloatArray, means: FloatArray,
-           starts: IntArray) -> FloatArray:
-    """Each part's share of its group's sum of squared deviations (groups begin at
-    `starts`, `means` one per group): its own, plus its count times the square of its
-    mean's distance from the group's (parts without values: 0)."""
-    mean = np.repeat(means, np.diff(np.r_[starts, len(count)]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        own = np.where(count > 0, sums / np.maximum(count, 1), 0.0)
-        result: FloatArray = np.where(count > 0, m2 + count * (own - mean) ** 2, 0.0)
-    return result
+        return floats(*moments.sample(n, merged[f"m{i}"], root=self.root), job)
 
 
 @dataclass(frozen=True)
@@ -578,4 +624,4 @@ ALGEBRAS: dict[str, Partial] = {
 
 def partial_of(job: AggregateJob) -> Partial:
     """The partial state of `job`'s aggregation (the planner sends no other here)."""
-    return ALGEBRAS[job.capabilities.algebra]
+    return ALGEBRAS[job.definition.algebra]

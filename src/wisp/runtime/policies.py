@@ -440,8 +440,8 @@ class SplKernel:
                                    for key in self.keys]
         stab = sb.Stabbing(found.qlo, found.qhi, m)
         everything = np.ones(len(ticks), dtype=bool)
-        first = sb.alive_positions(stab, len(ticks), everything, "first")
-        last = sb.alive_positions(stab, len(ticks), everything, "last")
+        first = sb.alive_positions(stab, len(ticks), everything, latest=False)
+        last = sb.alive_positions(stab, len(ticks), everything, latest=True)
         known = first.valid
         start, end = ticks[first.positions], ticks[last.positions]
         shared: dict[tuple[str, str], Any] = {}

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import WispUnsupportedError
-from ..kernels import merging, order_stats
+from ..kernels import merging, moments, order_stats
 from ..kernels import window_agg as wa
 from ..kernels.runs import one_run, run_index, running_max
 from ..spec.aggregates import DEFINITIONS
@@ -69,7 +69,7 @@ def held_by_accumulators(aggregates: tuple[AggregateJob, ...]) -> bool:
     (`Definition.accumulators`, lifetimes aside), so that a kernel may carry an open
     window as them instead of its rows (`plan.aggregations.accumulated` is the
     planner's side of this rule)."""
-    return all(job.capabilities.accumulators and not job.lifetimes for job in aggregates)
+    return all(job.definition.accumulators and not job.lifetimes for job in aggregates)
 
 
 def with_inputs(keys: tuple[str, ...], rows: pa.Table, last: pa.Table) -> pa.Table:
@@ -96,10 +96,10 @@ def refuse(aggregates: tuple[AggregateJob, ...]) -> None:
     their state would grow with the key's history. A user's mergeable aggregator
     carries its own state."""
     for job in aggregates:
-        if job.capabilities.accumulators:
+        if job.definition.accumulators:
             continue
         why = (" (its state would hold every value of the window, growing with the key's "
-               "history)" if job.capabilities.needs_values else "")
+               "history)" if job.definition.needs_values else "")
         raise WispUnsupportedError(
             f"`aggregations` of a running window kept as accumulators must be "
             f"{', '.join(SUPPORTED)}, found {job.label}{why}")
@@ -285,7 +285,7 @@ def scan(job: AggregateJob, j: int, column: pa.Array | None, m: int, segments: S
         return Scanned(wa.Values(counts, np.ones(len(counts), bool)), None,
                        {f"{j}:count": int(counts[-1])})
     assert column is not None
-    scanner = SCANS.get(job.capabilities.algebra)
+    scanner = SCANS.get(job.definition.algebra)
     if scanner is None:  # `refuse` turned it away first
         raise AssertionError(f"no running scan for {job.label}")
     return scanner(Scanning(job, j, column, segments, carry, times, by))
@@ -425,9 +425,10 @@ def scan_moments(root: bool, j: int, values: FloatArray, valid: BoolArray,
     vectorised: the running means come from the sequential running sums
     (`mean_k = S_k / k`), each value adds `(x - mean_before)(x - mean_after)` (never
     negative) to the second moment `M2`, and `M2` is a sequential running sum of those.
-    The result is `M2 / (k - 1)`, null below two values; NaN or an infinity among the
-    values (a running sum that is not finite) makes it NaN, as Spark's update does. It
-    agrees with the batch kernels' merged moments to rounding, not bit for bit."""
+    The result is `M2 / (k - 1)`, null below two values (`moments.sample`); NaN or an
+    infinity among the values (a running sum that is not finite) makes it NaN, as
+    Spark's update does. It agrees with the batch kernels' merged moments to rounding,
+    not bit for bit."""
     masked = np.where(valid, values, 0.0)
     sums = float_scan(carry.lead(masked, j, "sum", 0.0), segments)
     x = carry.pad(masked, 0.0)
@@ -442,12 +443,12 @@ def scan_moments(root: bool, j: int, values: FloatArray, valid: BoolArray,
         if carry.virtual:
             added[0] = float(carry.scalar(j, "m2", 0.0) or 0.0)
         m2 = float_scan(added, segments)
-        variance = np.where(counts >= 2, m2 / np.maximum(counts - 1, 1), 0.0)
-        variance[~np.isfinite(sums)] = np.nan  # an infinity among the values, as NaN
-        result = np.sqrt(variance) if root else variance
+    # an infinity among the values (a running sum that is not finite): NaN
+    result, enough = moments.sample(counts, np.where(np.isfinite(sums), m2, np.nan),
+                                    root=root)
     final[f"{j}:sum"] = float(sums[-1])
     final[f"{j}:m2"] = float(m2[-1])
-    return Scanned(wa.Values(result, counts >= 2), column, final)
+    return Scanned(wa.Values(result, enough), column, final)
 
 
 Pick = Callable[[pa.Array, BoolArray, Segments], tuple[IntArray, BoolArray]]

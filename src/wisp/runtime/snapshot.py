@@ -92,4 +92,4 @@ class SnapshotKernel(IntervalKernel):
         time-weighted mean): every member of a snapshot window lives through all of it,
         so all weights are equal and it is the mean, which the alive kernels compute
         without listing members (`alive.ALIVE_KERNELS`)."""
-        return not job.capabilities.lifetimes and super().needs_members(job)
+        return not job.definition.lifetimes and super().needs_members(job)

@@ -32,7 +32,7 @@ def holds(aggregates: tuple[AggregateJob, ...]) -> bool:
     """Whether every aggregation has a partial state that merges in any order (its value
     class in `Definition.stream_panes`; no lifetimes)."""
     return all(not job.lifetimes and (job.column is None
-                                      or job.value_class in job.capabilities.stream_panes)
+                                      or job.value_class in job.definition.stream_panes)
                for job in aggregates)
 
 

@@ -47,9 +47,13 @@ class Definition:
     defines `remove`, and `stream_panes` when it is `commutative`).
 
     - `mergeable`: partial states merge (panes, trees, streams of partials);
-      `invertible`: `remove` undoes `add` (prefix differences); `idempotent`: merging
-      overlapping parts is harmless (max); `needs_values`: its state holds every value
-      of the window, so it grows with the window (collect, exact quantiles, udaf).
+      `invertible`: `remove` undoes `add` exactly (prefix differences), for the value
+      classes whose state is exact (counts; sums and means of integers and decimals,
+      not of floats, whose rounding a subtraction does not undo: the partial states'
+      `runtime.partials.inverse_of` says which; moments, float states, are not);
+      `idempotent`: merging overlapping parts is harmless (max); `needs_values`: its
+      state holds every value of the window, so it grows with the window (collect,
+      exact quantiles, udaf).
     - `reads_times`: it sees each value's time, so windows moved in time change it;
       `lifetimes`: it weighs values by their lifetimes clipped to the window (lengths
       only: a move in time keeps them);
@@ -70,7 +74,9 @@ class Definition:
       share a key's family there, never a comparison of names.
     - `arguments`: its constructor's arguments by name, in call order (`col` the
       column; `min_count` aside, which every one takes); `required`: those a call must
-      give. A query file's aggregations follow them (`quantile(v, 0.9)`)."""
+      give. A query file's aggregations follow them (`quantile(v, 0.9)`).
+    - `name`: how labels and messages name it (`sum`, `aggregate` for a user's
+      aggregator), its key in `DEFINITIONS`; shown, never compared nor looked up."""
 
     mergeable: bool
     invertible: bool
@@ -91,6 +97,7 @@ class Definition:
     algebra: str = ""
     arguments: tuple[str, ...] = ("col",)
     required: tuple[str, ...] = ("col",)
+    name: str = ""
 
 
 _ORDERABLE: ValueClasses = ("integer", "float", "decimal", "ordered")
@@ -99,7 +106,7 @@ _NUMBERS: ValueClasses = ("integer", "float", "decimal")
 
 
 def _moments(algebra: str) -> Definition:
-    return Definition(mergeable=True, invertible=True, idempotent=False, takes="numeric",
+    return Definition(mergeable=True, invertible=False, idempotent=False, takes="numeric",
                       output="double", spark_grouped=("integer", "float"),
                       stream_panes=_NUMBERS, algebra=algebra)
 
@@ -109,7 +116,7 @@ def _picks(algebra: str, spark_running: bool = True) -> Definition:
                       spark_running=spark_running, stream_panes=_ATOMIC, algebra=algebra)
 
 
-DEFINITIONS: dict[str, Definition] = {
+_BUILT_INS: dict[str, Definition] = {
     "count": Definition(mergeable=True, invertible=True, idempotent=False, output="long",
                         spark_grouped=ALL_CLASSES, spark_sliding=ALL_CLASSES,
                         panes=ALL_CLASSES, stream_panes=ALL_CLASSES, algebra="count",
@@ -162,20 +169,17 @@ DEFINITIONS: dict[str, Definition] = {
                            output="double", spark_running=False, algebra="ewm_mean",
                            arguments=("col", "half_life"), required=("col", "half_life")),
 }
-"""The built-in aggregations, by the name their constructor gives (`Aggregation.fn`)."""
-def definition_of(fn: str) -> Definition:
-    """The definition of the built-in aggregation `fn` (a `WispInputError` for a name
-    no built-in has)."""
-    found = DEFINITIONS.get(fn)
-    if found is None:
-        raise bad_value("fn", f"one of {', '.join(sorted(DEFINITIONS))}", fn)
-    return found
+DEFINITIONS: dict[str, Definition] = {fn: replace(definition, name=fn)
+                                      for fn, definition in _BUILT_INS.items()}
+"""The built-in aggregations, by the name their constructor gives (`Aggregation.fn`,
+`Definition.name`)."""
 
 
 USER_DEFINITION = Definition(mergeable=True, invertible=False, idempotent=False,
                              reads_times=True, user_code=True, output="declared",
                              spark_running=False, algebra="aggregator",
-                             arguments=("aggregator", "col"), required=("aggregator", "col"))
+                             arguments=("aggregator", "col"), required=("aggregator", "col"),
+                             name="aggregate")
 """A user's `Aggregator`: mergeable by its `merge`, invertible when it defines
 `remove`; it sees the values' times, and no Spark operator computes it."""
 

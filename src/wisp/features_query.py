@@ -15,8 +15,9 @@ aggregations: [sum(amount), count]
 ```
 
 `features.windows` maps labels (letters, digits and underscores) to `Range`, `Rows`,
-`Since`, `Trailing` or `cumulative`, written as `window:` is. `features.at` names the label table's file
-(`path`; `format`, `header`, `schema` and `options` as in `input`) and its roles: `time`
+`Since`, `Trailing` or `cumulative`, written as `window:` is. `features.at` names the
+label table's file (`path`; `format`, `header`, `schema` and `options` as in `input`)
+and its roles: `time`
 defaults to the events' time column's name; `key`, when given, names the events' key
 columns (label rows meet the events by the key's names). A query has `window` or
 `features`, never both. Checked when the file is loaded, before Spark starts

@@ -42,8 +42,8 @@ from .errors import WispInputError, WispUnsupportedError, bad_value, did_you_mea
 from .events import Events
 from .features_query import FeaturesSpec, LabelTable, in_features
 from .join_query import JOIN_KINDS, JoinSpec, RightTable
-from .spec import aggregates, policies, windows
-from .spec.aggregates import DEFINITIONS, Aggregation
+from .spec import policies, windows
+from .spec.aggregates import DEFINITIONS, Aggregation, built_in
 from .spec.features import FeatureSet, feature_set
 from .spec.joins import AsOfJoin
 from .spec.safe_sql import canonical_sql
@@ -399,8 +399,8 @@ def build_feature_window(label: object, raw: object, columns: bool = True
 AGG_FNS = tuple(fn for fn, definition in DEFINITIONS.items() if not definition.user_code)
 """The aggregations a query file may name: the built-ins but those of the user's code
 (a udaf needs Python)."""
-CALL_ARGUMENTS = {fn: tuple(a for a in DEFINITIONS[fn].arguments if a != "col")
-                  for fn in AGG_FNS}
+CALL_ARGUMENTS = {fn: tuple(a for a in definition.arguments if a != "col")
+                  for fn, definition in DEFINITIONS.items() if not definition.user_code}
 """The arguments after the column a call form takes, in order (`quantile(v, 0.9)`,
 `max_by(v, t)`, `ewm_mean(v, 10s)`): `Definition.arguments`."""
 GIVEN = {"q": "the probability, a number in [0, 1]",
@@ -444,12 +444,14 @@ def _call_arguments(fn: str, inside: str | None, where: str
 
 def make_aggregation(fn: str, col: str | None, options: dict[str, Any] | None,
                      alias: str | None, where: str) -> Aggregation:
-    found = DEFINITIONS.get(fn)
-    if found is not None and found.user_code:
+    found = built_in(fn)
+    if found is not None and found[0].user_code:
         raise qerr(f"{where}.fn", f"a built-in aggregation (a {fn} needs Python: use the "
                    "Python API)", fn)
     choice(fn, f"{where}.fn", AGG_FNS)
-    required = DEFINITIONS[fn].required
+    assert found is not None  # `choice` took it
+    definition, make = found
+    required = definition.required
     if "col" in required and col is None:
         raise qerr(f"{where}.col", f"a column name for {fn}", NOTHING)
     options = dict(options or {})
@@ -463,7 +465,6 @@ def make_aggregation(fn: str, col: str | None, options: dict[str, Any] | None,
             what = GIVEN.get(name)
             raise qerr(f"{where}.{name}", f"given ({what})" if what else "given", NOTHING)
     try:
-        make: Callable[..., Aggregation] = getattr(aggregates, fn)
         agg = make(**options) if col is None else make(col, **options)
         return agg.alias(alias) if alias is not None else agg
     except WispInputError as error:

@@ -549,3 +549,14 @@ def check_state(aggregator: Aggregator, method: str, state: Any) -> bytes:
         raise aggregator_error(aggregator, method, "return a picklable state",
                                f"{type(state).__name__} ({type(error).__name__}: "
                                f"{error})") from error
+
+
+def built_in(fn: str) -> tuple[Definition, Callable[..., Aggregation]] | None:
+    """The built-in aggregation a query file names `fn`: its definition and the function
+    that makes it (`sum`, `quantile`, ...); None for a name no built-in has. The one
+    place, with `DEFINITIONS`, where an aggregation is found by its name."""
+    found = DEFINITIONS.get(fn)
+    if found is None:
+        return None
+    make: Callable[..., Aggregation] = globals()[fn]
+    return found, make

@@ -17,6 +17,14 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 _TESTS = os.path.dirname(os.path.abspath(__file__))
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [_TESTS, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+# Every JVM the run starts through spark-submit (the session's, the `wisp` command's,
+# the Connect servers', the subprocess jobs') is short-lived over small data: the client
+# compiler alone (C1) spends about half the CPU of tiered compilation up to C2, which
+# pays off only in long runs. The code run, and so every result, is the same. A level
+# given in SPARK_SUBMIT_OPTS already is kept.
+if "TieredStopAtLevel" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
+    os.environ["SPARK_SUBMIT_OPTS"] = " ".join(
+        filter(None, [os.environ.get("SPARK_SUBMIT_OPTS"), "-XX:TieredStopAtLevel=1"]))
 
 settings.register_profile(
     "default", deadline=None, print_blob=True,

@@ -19,10 +19,12 @@ from wisp.runtime.resumable import Horizon, KernelState, Resumable, Streamable
 
 
 def cut_run(kernel: Resumable, table: pa.Table, cuts: Sequence[int],
-            reload: bool = True) -> list[pa.RecordBatch]:
+            reload: bool = True, each: Callable[[KernelState], None] | None = None
+            ) -> list[pa.RecordBatch]:
     """`table` (one key's rows, sorted) fed to `kernel.step` in the pieces between `cuts`
     (positions, in any order; duplicates make empty pieces), the state through bytes at
-    every cut when `reload`, then `finish`."""
+    every cut when `reload`, then `finish`. `each` is shown the state after every piece
+    (a test's check of what the state holds, on the same run)."""
     bounds = [0, *sorted(min(max(c, 0), table.num_rows) for c in cuts), table.num_rows]
     state: KernelState | None = None
     outputs = []
@@ -31,6 +33,8 @@ def cut_run(kernel: Resumable, table: pa.Table, cuts: Sequence[int],
         outputs.append(out)
         if reload:
             state = KernelState.from_bytes(state.to_bytes())
+        if each is not None:
+            each(state)
     outputs.append(kernel.finish(state))
     return outputs
 

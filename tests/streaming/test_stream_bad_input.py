@@ -113,8 +113,9 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
     assert text.startswith(
         "`window` must be one of cumulative (ev.agg), Since, Trailing, Rows, Range, "
         "Tumbling and Hopping by duration (output='windows'), Snapshot, CountByStartTime, "
-        "Session, Sliding, Tumbling by policy, Dynamic (anchors from a stream, or a clock) "
-        f"on a stream (the other kinds do not run on a stream yet), found {name}"
+        "Session, Sliding, Tumbling by policy, Dynamic (anchors from a stream, or a "
+        "clock), feature sets (Events.features; label rows from a second stream) on a "
+        f"stream (the other kinds do not run on a stream yet), found {name}"
     ), text
 
 

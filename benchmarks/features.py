@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -58,15 +57,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pyspark
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 import wisp as ws
 import wisp.windowed
 
 from .data import Data, generate
+from .run import machine
 
 TICKS_PER_SECOND = 10
 """A tick of `t` stands for 0.1 s: a key's events are ~100 ticks (~10 s) apart."""
@@ -263,22 +261,6 @@ def ratios(sizes: list[Size]) -> list[str]:
             lines.append(f"| {s.events / 1e6:g}M | {name} | {median:.2f} | {fastest:.2f} | "
                          f"{'-' if goal is None else f'{goal:g}'} | {met} |")
     return lines
-
-
-def machine(spark: SparkSession) -> list[str]:
-    memory = "unknown"
-    if Path("/proc/meminfo").exists():
-        total = Path("/proc/meminfo").read_text().split("\n")[0].split()[1]
-        memory = f"{int(total) / 2**20:.1f} GiB"
-    return [
-        f"- CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-        f"memory {memory}; {platform.system()} {platform.release()}",
-        f"- Spark {pyspark.__version__} (local[2], `wisp.session()`), Python "
-        f"{platform.python_version()}, numpy {np.__version__}; "
-        f"spark.sql.shuffle.partitions = {spark.conf.get('spark.sql.shuffle.partitions')}",
-        "- load average (1, 5, 15 min) at the end: "
-        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}",
-    ]
 
 
 def size_plan(sizes: list[Size], events: int, budget: float,

@@ -27,8 +27,8 @@ from .source import (
     Source,
     TimeColumn,
     kernel_shape,
+    same_time_type,
     tie_break_columns,
-    time_kind,
 )
 
 DYNAMIC_STRATEGY = "arrow-dynamic"
@@ -126,16 +126,10 @@ def _bound(inputs: Inputs, window: Dynamic, param: str, anchors: Source | None) 
             raise bad_value(param, "a Column over the anchor table's columns", info.text)
         column_type = info.type
         shown = "Column"
-    if not _same_time_type(column_type, source.time):
+    if not same_time_type(column_type, source.time):
         raise bad_value(param, f"a time of the same type as the source's `time` "
                         f"({source.time.type.text})", f"{column_type.text} {shown}")
     return Bound("column", expression=ExprRef(param))
-
-
-def _same_time_type(column_type: ColumnType, time: TimeColumn) -> bool:
-    if time_kind(column_type) != time.kind:
-        return False
-    return column_type.family != "decimal" or column_type.scale == time.scale
 
 
 def _check_anchor_table(inputs: Inputs, window: Dynamic) -> Source:
@@ -148,7 +142,7 @@ def _check_anchor_table(inputs: Inputs, window: Dynamic) -> Source:
         raise WispUnsupportedError(
             "`anchors` must be point events (wisp.events without `end`), with the window "
             f"bounds as columns, found interval events (`end` column {anchors.end!r})")
-    if not _same_time_type(anchors.time.type, source.time):
+    if not same_time_type(anchors.time.type, source.time):
         raise bad_value("anchors", f"an event table whose `time` has the type of the "
                         f"source's ({source.time.type.text})",
                         f"{anchors.time.type.text} column {anchors.time.name!r}")

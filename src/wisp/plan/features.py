@@ -14,7 +14,14 @@ from .frames import Frame, RangeFrame, RowsFrame, RunningFrame
 from .nodes import Plan, ResolvedAggregation
 from .periods import checked_calendar
 from .registry import rule
-from .source import ExprRef, Inputs, Source, kernel_shape, tie_break_columns, time_kind
+from .source import (
+    ExprRef,
+    Inputs,
+    Source,
+    kernel_shape,
+    same_time_type,
+    tie_break_columns,
+)
 
 STRATEGY = "arrow-features"
 
@@ -192,9 +199,7 @@ def _labels(inputs: Inputs) -> Source:
         raise WispUnsupportedError(
             "`at` must be point rows (wisp.events without `end`), found interval events "
             f"(`end` column {labels.end!r})")
-    if time_kind(labels.time.type) != source.time.kind or (
-            labels.time.type.family == "decimal" and labels.time.type.scale
-            != source.time.scale):
+    if not same_time_type(labels.time.type, source.time):
         raise bad_value("at", f"label rows whose `time` has the type of the events' "
                         f"({source.time.type.text})",
                         f"{labels.time.type.text} column {labels.time.name!r}")

@@ -163,6 +163,14 @@ def native_time_blocker(time: TimeColumn, settings: Settings, kinds: tuple[str, 
     return None
 
 
+def same_time_type(column_type: ColumnType, time: TimeColumn) -> bool:
+    """Whether a column of `column_type` holds times of `time`'s type (a decimal of
+    its scale)."""
+    if time_kind(column_type) != time.kind:
+        return False
+    return column_type.family != "decimal" or column_type.scale == time.scale
+
+
 @dataclass(frozen=True)
 class ExpressionInfo:
     """A user Spark expression held by a window parameter: its text, and its type once

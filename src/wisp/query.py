@@ -404,6 +404,7 @@ CALL_ARGUMENTS = {fn: tuple(a for a in definition.arguments if a != "col")
 """The arguments after the column a call form takes, in order (`quantile(v, 0.9)`,
 `max_by(v, t)`, `ewm_mean(v, 10s)`): `Definition.arguments`."""
 GIVEN = {"q": "the probability, a number in [0, 1]",
+         "k": "how many values, a whole number >= 1",
          "by": "the column whose extreme row is picked",
          "half_life": "a duration such as 10s"}
 """What a required argument (`Definition.required`) is, for the error that misses it."""
@@ -439,6 +440,12 @@ def _call_arguments(fn: str, inside: str | None, where: str
             options["q"] = float(options["q"])
         except ValueError:
             raise qerr(f"{where}.q", "a number in [0, 1]", options["q"]) from None
+    for name in ("k", "lg_k"):
+        if name in options:
+            try:
+                options[name] = int(options[name])
+            except ValueError:
+                raise qerr(f"{where}.{name}", "a whole number", options[name]) from None
     return parts[0] or None, options
 
 

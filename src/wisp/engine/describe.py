@@ -141,6 +141,10 @@ def spark_output_type(resolved: ResolvedAggregation, schema: T.StructType) -> T.
         return T.DoubleType()
     if output.kind == "decimal":
         return T.DecimalType(output.precision, output.scale)
+    if output.kind == "binary":
+        return T.BinaryType()
+    if output.kind == "doubles":
+        return T.ArrayType(T.DoubleType(), containsNull=False)
     if output.kind == "declared":
         try:
             return T._parse_datatype_string(output.declared)
@@ -155,4 +159,6 @@ def spark_output_type(resolved: ResolvedAggregation, schema: T.StructType) -> T.
     assert input_type is not None
     if output.kind == "array":
         return T.ArrayType(input_type, containsNull=False)
+    if output.kind == "map":
+        return T.MapType(input_type, T.LongType(), valueContainsNull=False)
     return input_type

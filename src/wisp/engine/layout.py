@@ -131,5 +131,6 @@ def aggregate_jobs(plan: Plan, events: Events) -> tuple[AggregateJob, ...]:
                               q=0.5 if r.aggregation.q is None else r.aggregation.q,
                               interpolation=r.aggregation.interpolation,
                               half_life=0.0 if r.half_life is None else float(r.half_life),
-                              aggregator=r.aggregation.aggregator)
+                              aggregator=r.aggregation.aggregator, k=r.aggregation.k,
+                              lg_k=r.aggregation.lg_k, qs=r.aggregation.qs)
                  for r in plan.aggregations)

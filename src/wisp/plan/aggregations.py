@@ -17,10 +17,15 @@ TAKES: dict[str, tuple[str, ...]] = {
     "numeric": ("integer", "float", "decimal"),
     "orderable": ("integer", "float", "boolean", "decimal", "ordered"),
     "atomic": ("integer", "float", "boolean", "decimal", "ordered"),
+    "hashable": ("integer", "float", "ordered"),
 }
 """The value classes each `Definition.takes` accepts (absent: any)."""
 TAKES_WORDS = {"numeric": "a numeric column", "orderable": "an orderable column",
-               "atomic": "a column of atomic values"}
+               "atomic": "a column of atomic values",
+               "hashable": "an integer, floating-point or string column"}
+HASHED_FAMILIES = ("integer", "float", "string")
+"""The column families a hashing sketch reads (`Definition.takes` "hashable"): those
+the sketch library hashes as Spark's sketch functions do, and doubles."""
 MIN_COUNT_PREFIX = "__wisp_min_count_"
 """The hidden count columns `min_count` reads (`with_min_counts`), dropped from the
 result."""
@@ -41,7 +46,13 @@ def output_type(agg: Aggregation, input_type: ColumnType | None) -> OutputType:
     if rule == "declared":
         assert agg.returns is not None
         return OutputType("declared", declared=agg.returns)
+    if rule == "binary":
+        return OutputType("binary")
+    if rule == "quantiles":
+        return OutputType("double" if agg.qs is None else "doubles")
     assert input_type is not None
+    if rule == "map":
+        return OutputType("map")
     return OutputType("array" if rule == "array" else "input")
 
 
@@ -75,7 +86,9 @@ def resolve(source: Source, aggregations: Sequence[Aggregation]) -> tuple[
         if agg.by is not None:
             _check_by(agg, fields)
         takes = agg.definition.takes
-        if takes in TAKES and kind not in TAKES[takes]:
+        if takes in TAKES and (kind not in TAKES[takes] or (
+                takes == "hashable" and input_type is not None
+                and input_type.family not in HASHED_FAMILIES)):
             assert input_type is not None
             raise bad_value("col", f"{TAKES_WORDS[takes]} for {agg.fn}()",
                             f"{input_type.text} column {agg.col!r}")

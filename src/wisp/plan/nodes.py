@@ -14,15 +14,17 @@ from typing import ClassVar, Literal
 from ..spec.aggregates import Aggregation
 from .source import ColumnType, Source, ValueClass
 
-OutputKind = Literal["long", "double", "decimal", "input", "array", "declared"]
+OutputKind = Literal["long", "double", "decimal", "input", "array", "map", "binary",
+                     "doubles", "declared"]
 
 
 @dataclass(frozen=True)
 class OutputType:
     """An aggregation's output type: `long`, `double`, `decimal(precision, scale)`, the
     input column's own type (`input`), an array of the input's values without nulls
-    (`array`), or the type a user-defined aggregate declares (`declared`, a DDL string
-    the engine parses)."""
+    (`array`), a map from the input's values to longs (`map`), a sketch's bytes
+    (`binary`), an array of doubles (`doubles`), or the type a user-defined aggregate
+    declares (`declared`, a DDL string the engine parses)."""
 
     kind: OutputKind
     precision: int = 0
@@ -36,7 +38,9 @@ class OutputType:
         if self.kind == "declared":
             return self.declared
         return {"long": "bigint", "double": "double", "input": "the input's type",
-                "array": "an array of the input's values"}[self.kind]
+                "array": "an array of the input's values",
+                "map": "a map from the input's values to bigint counts",
+                "binary": "binary", "doubles": "array<double>"}[self.kind]
 
 
 @dataclass(frozen=True)

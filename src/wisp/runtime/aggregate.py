@@ -56,6 +56,12 @@ class AggregateJob:
     """ewm_mean: the half-life in ticks."""
     aggregator: Aggregator | None = None
     """A user's mergeable aggregation (`spec.aggregates.Aggregator`)."""
+    k: int = 0
+    """k-collections: how many values; KLL sketches: the sketch's `k`."""
+    lg_k: int = 0
+    """HLL and theta sketches: log2 of the buckets or nominal entries."""
+    qs: tuple[float, ...] | None = None
+    """approx_quantile over a list of probabilities: them (else `q`)."""
 
     @property
     def label(self) -> str:

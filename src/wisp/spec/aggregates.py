@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,9 +59,13 @@ class Definition:
       only: a move in time keeps them);
       `running_only`: defined over running windows only (the cumulative one, `Since`);
       `user_code`: the user's code computes it (a udaf, an `Aggregator`).
-    - `takes`: the input columns it accepts: "any", "numeric", "orderable" or
-      "atomic" (orderable or boolean: distinct counts); `output`: its output type rule
-      ("long", "double", "sum": the input's sum type, "input", "array", "declared").
+    - `takes`: the input columns it accepts: "any", "numeric", "orderable",
+      "atomic" (orderable or boolean: distinct counts) or "hashable" (integers, floats
+      and strings: what a hashing sketch reads); `output`: its output type rule
+      ("long", "double", "sum": the input's sum type, "input", "array": of the input's
+      values, "map": from the input's values to longs, "binary": a sketch's bytes,
+      "quantiles": a double, or an array of doubles for a list of probabilities,
+      "declared").
     - Where Spark's own operators give exactly wisp's result, by input value class:
       `spark_grouped` (an order-free aggregate over a group), `spark_sliding` (a sliding
       ROWS frame, each frame aggregated on its own), `spark_running` (a running frame,
@@ -103,6 +107,9 @@ class Definition:
 _ORDERABLE: ValueClasses = ("integer", "float", "decimal", "ordered")
 _ATOMIC: ValueClasses = ("integer", "float", "boolean", "decimal", "ordered")
 _NUMBERS: ValueClasses = ("integer", "float", "decimal")
+_SKETCHED: ValueClasses = ("integer", "float", "ordered")
+"""The value classes a hashing sketch takes (of "ordered", strings only: the planner
+checks the family, `HASHED_FAMILIES`)."""
 
 
 def _moments(algebra: str) -> Definition:
@@ -114,6 +121,25 @@ def _moments(algebra: str) -> Definition:
 def _picks(algebra: str, spark_running: bool = True) -> Definition:
     return Definition(mergeable=True, invertible=False, idempotent=True,
                       spark_running=spark_running, stream_panes=_ATOMIC, algebra=algebra)
+
+
+def _sketch(algebra: str, takes: str, output: str, arguments: tuple[str, ...],
+            required: tuple[str, ...] = ("col",)) -> Definition:
+    """A sketch (`algebra`: "hll", "theta", "kll"): its bytes (`output="binary"`) or a
+    value read from it; a state of bounded size whatever the window's length."""
+    classes = _SKETCHED if takes == "hashable" else _NUMBERS
+    return Definition(mergeable=True, invertible=False, idempotent=False, takes=takes,
+                      output=output, spark_running=False, accumulators=False,
+                      stream_panes=classes, algebra=algebra, arguments=arguments,
+                      required=required)
+
+
+def _k_list(algebra: str, takes: str) -> Definition:
+    """A bounded list of `k` values picked by window order or by value."""
+    return Definition(mergeable=True, invertible=False, idempotent=False, takes=takes,
+                      output="array", spark_running=False, accumulators=False,
+                      stream_panes=_ATOMIC if takes == "any" else _ORDERABLE,
+                      algebra=algebra, arguments=("col", "k"), required=("col", "k"))
 
 
 _BUILT_INS: dict[str, Definition] = {
@@ -168,6 +194,20 @@ _BUILT_INS: dict[str, Definition] = {
                            reads_times=True, running_only=True, takes="numeric",
                            output="double", spark_running=False, algebra="ewm_mean",
                            arguments=("col", "half_life"), required=("col", "half_life")),
+    "hll_sketch": _sketch("hll", "hashable", "binary", ("col", "lg_k")),
+    "theta_sketch": _sketch("theta", "hashable", "binary", ("col", "lg_k")),
+    "kll_sketch": _sketch("kll", "numeric", "binary", ("col", "k")),
+    "approx_count_distinct": _sketch("hll", "hashable", "long", ("col", "lg_k")),
+    "approx_quantile": _sketch("kll", "numeric", "quantiles", ("col", "q", "k"),
+                               required=("col", "q")),
+    "first_k": _k_list("first_k", "any"),
+    "last_k": _k_list("last_k", "any"),
+    "top_k": _k_list("top_k", "orderable"),
+    "bottom_k": _k_list("bottom_k", "orderable"),
+    "histogram": Definition(mergeable=True, invertible=False, idempotent=False,
+                            needs_values=True, takes="atomic", output="map",
+                            spark_running=False, accumulators=False,
+                            stream_panes=_ATOMIC, algebra="histogram"),
 }
 DEFINITIONS: dict[str, Definition] = {fn: replace(definition, name=fn)
                                       for fn, definition in _BUILT_INS.items()}
@@ -211,6 +251,14 @@ class Aggregation:
     """The result is null unless the window holds at least this many non-null values."""
     aggregator: Aggregator | None = None
     """`aggregate`: the user's mergeable aggregation (`fn` is "aggregate")."""
+    k: int = 0
+    """first_k/last_k/top_k/bottom_k: how many values; kll_sketch/approx_quantile: the
+    KLL sketch's `k` (its accuracy)."""
+    lg_k: int = 0
+    """hll_sketch/theta_sketch/approx_count_distinct: log2 of the sketch's buckets
+    (HLL) or nominal entries (theta)."""
+    qs: tuple[float, ...] | None = None
+    """approx_quantile given a list of probabilities: them, in order (`q` is None)."""
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -237,7 +285,12 @@ class Aggregation:
             return self.fn
         label = self.fn
         if self.fn == "quantile" and self.q is not None:
-            label = "q" + format(self.q * 100, ".10g").replace(".", "_").replace("-", "m")
+            label = percent_label(self.q)
+        if self.fn == "approx_quantile":
+            label = ("approx_quantiles" if self.q is None
+                     else "approx_" + percent_label(self.q))
+        if self.fn in K_LISTS:
+            label = f"{self.fn[:-2]}_{self.k}"
         if self.func is not None:
             label = getattr(self.func, "__name__", "udaf")
             label = "udaf" if not label.isidentifier() else label
@@ -265,6 +318,15 @@ class Aggregation:
         its snake-case class name)."""
         shown = self.fn if self.aggregator is None else snake_case(self.aggregator)
         return f"{shown}({self.col or ''})"
+
+
+def percent_label(q: float) -> str:
+    """A probability as an output name's prefix: 0.9 -> `q90`, 0.999 -> `q99_9`."""
+    return "q" + format(q * 100, ".10g").replace(".", "_").replace("-", "m")
+
+
+K_LISTS = ("first_k", "last_k", "top_k", "bottom_k")
+"""The k-collections, named `first_5_v`, `top_3_v`, ... (`Aggregation.output_name`)."""
 
 
 def _column(fn: str, col: object, param: str = "col") -> str:
@@ -417,6 +479,142 @@ def ewm_mean(col: str, *, half_life: Any, min_count: int | None = None) -> Aggre
     if isinstance(half_life, (int, float)) and not half_life > 0:
         raise bad_value("half_life", "a duration > 0 such as '10s'", half_life)
     return Aggregation("ewm_mean", _column("ewm_mean", col), half_life=half_life,
+                       min_count=_min_count(min_count))
+
+
+HLL_LG_K = (4, 21)
+"""The `lg_k` an HLL sketch takes, as Spark's `hll_sketch_agg` (inclusive bounds)."""
+THETA_LG_K = (4, 26)
+"""The `lg_k` a theta sketch takes, as Spark's `theta_sketch_agg` (inclusive bounds)."""
+KLL_K = (8, 65535)
+"""The `k` a KLL sketch takes, as Spark's `kll_sketch_agg_double` (inclusive bounds)."""
+
+
+def _whole(name: str, value: object, bounds: tuple[int, int | None], what: str) -> int:
+    """A whole number within `bounds` (inclusive; None: unbounded above)."""
+    low, high = bounds
+    if (isinstance(value, bool) or not isinstance(value, int) or value < low
+            or (high is not None and value > high)):
+        shown = f"between {low} and {high}" if high is not None else f">= {low}"
+        raise bad_value(name, f"a whole number {shown} ({what})", value)
+    return value
+
+
+def hll_sketch(col: str, lg_k: int = 12, *, min_count: int | None = None) -> Aggregation:
+    """The window's HyperLogLog sketch of its non-null values, as bytes that Spark's
+    `hll_sketch_estimate` and `hll_union_agg` read (an HLL_8 sketch with `2 ** lg_k`
+    buckets, `lg_k` from 4 to 21 as Spark's `hll_sketch_agg`). Integers and strings
+    are hashed as Spark's `hll_sketch_agg` hashes them, so a wisp sketch and a Spark
+    sketch of the same values union exactly; floats are hashed as the sketch library
+    hashes doubles, which Spark's function refuses (wisp-only). Empty windows give an
+    empty sketch; the sketch's estimate does not depend on the rows' order."""
+    return Aggregation("hll_sketch", _column("hll_sketch", col),
+                       lg_k=_whole("lg_k", lg_k, HLL_LG_K, "log2 of the HLL buckets"),
+                       min_count=_min_count(min_count))
+
+
+def theta_sketch(col: str, lg_k: int = 12, *, min_count: int | None = None
+                 ) -> Aggregation:
+    """The window's theta sketch of its non-null values (`2 ** lg_k` nominal entries,
+    `lg_k` from 4 to 26 as Spark's `theta_sketch_agg`), as compact bytes that Spark's
+    `theta_sketch_estimate` and `theta_union_agg` read; values hashed as in
+    `hll_sketch`."""
+    return Aggregation("theta_sketch", _column("theta_sketch", col),
+                       lg_k=_whole("lg_k", lg_k, THETA_LG_K,
+                                   "log2 of the nominal entries"),
+                       min_count=_min_count(min_count))
+
+
+def kll_sketch(col: str, k: int = 200, *, min_count: int | None = None) -> Aggregation:
+    """The window's KLL quantiles sketch of its non-null numeric values, as doubles,
+    in bytes that Spark's `kll_sketch_get_quantile_double` and `kll_merge_agg_double`
+    read (`k` from 8 to 65535, as Spark's `kll_sketch_agg_double`). Exact while the
+    window holds at most `k` values; beyond, within the sketch's normalized rank error
+    (about 1.65% at k = 200)."""
+    return Aggregation("kll_sketch", _column("kll_sketch", col),
+                       k=_whole("k", k, KLL_K, "the KLL sketch's accuracy"),
+                       min_count=_min_count(min_count))
+
+
+def approx_count_distinct(col: str, lg_k: int = 12, *, min_count: int | None = None
+                          ) -> Aggregation:
+    """The estimate of `hll_sketch(col, lg_k)` rounded to a long, as Spark's
+    `hll_sketch_estimate` reads it: within about `1.04 / sqrt(2 ** lg_k)` relative
+    error (1.6% at lg_k = 12, one standard error), exact for small counts. Its state
+    is bounded, so it runs where `count_distinct` is refused for memory."""
+    return Aggregation("approx_count_distinct", _column("approx_count_distinct", col),
+                       lg_k=_whole("lg_k", lg_k, HLL_LG_K, "log2 of the HLL buckets"),
+                       min_count=_min_count(min_count))
+
+
+def approx_quantile(col: str, q: float | Sequence[float], k: int = 200, *,
+                    min_count: int | None = None) -> Aggregation:
+    """The `q`-quantile of the window's non-null numeric values read from
+    `kll_sketch(col, k)` as Spark's `kll_sketch_get_quantile_double` reads it: a value
+    of the window whose rank is within the sketch's normalized rank error of `q`.
+    `q` a number in [0, 1] gives a double (output `approx_q90_v`); a list of them an
+    array of doubles in the same order (`approx_quantiles_v`). Null over a window
+    without values."""
+    if isinstance(q, (list, tuple)):
+        if not q:
+            raise bad_value("q", "a number in [0, 1] or a non-empty list of them", q)
+        for one in q:
+            _probability(one, q)
+        return Aggregation("approx_quantile", _column("approx_quantile", col),
+                           qs=tuple(float(one) for one in q),
+                           k=_whole("k", k, KLL_K, "the KLL sketch's accuracy"),
+                           min_count=_min_count(min_count))
+    _probability(q, q)
+    assert not isinstance(q, Sequence)
+    return Aggregation("approx_quantile", _column("approx_quantile", col), q=float(q),
+                       k=_whole("k", k, KLL_K, "the KLL sketch's accuracy"),
+                       min_count=_min_count(min_count))
+
+
+def _probability(value: object, given: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise bad_value("q", "a number in [0, 1] or a non-empty list of them", given)
+
+
+def first_k(col: str, k: int, *, min_count: int | None = None) -> Aggregation:
+    """The window's first `k` non-null values in window order, as an array (fewer when
+    the window holds fewer; empty when none). Output `first_<k>_<col>`."""
+    return Aggregation("first_k", _column("first_k", col),
+                       k=_whole("k", k, (1, None), "how many values"),
+                       min_count=_min_count(min_count))
+
+
+def last_k(col: str, k: int, *, min_count: int | None = None) -> Aggregation:
+    """The window's last `k` non-null values, in window order (the newest last), as
+    an array. Output `last_<k>_<col>`."""
+    return Aggregation("last_k", _column("last_k", col),
+                       k=_whole("k", k, (1, None), "how many values"),
+                       min_count=_min_count(min_count))
+
+
+def top_k(col: str, k: int, *, min_count: int | None = None) -> Aggregation:
+    """The window's `k` largest non-null values, largest first (NaN the greatest, as
+    in Spark); among equal values the earlier in window order first, which matters
+    only for values that are equal but not the same (`0.0` and `-0.0`). Output
+    `top_<k>_<col>`."""
+    return Aggregation("top_k", _column("top_k", col),
+                       k=_whole("k", k, (1, None), "how many values"),
+                       min_count=_min_count(min_count))
+
+
+def bottom_k(col: str, k: int, *, min_count: int | None = None) -> Aggregation:
+    """The window's `k` smallest non-null values, smallest first; ties as `top_k`.
+    Output `bottom_<k>_<col>`."""
+    return Aggregation("bottom_k", _column("bottom_k", col),
+                       k=_whole("k", k, (1, None), "how many values"),
+                       min_count=_min_count(min_count))
+
+
+def histogram(col: str, *, min_count: int | None = None) -> Aggregation:
+    """A map from each distinct non-null value of the window to how many rows hold it
+    (empty when none); NaN is one value and `-0.0` counts as `0.0`, as Spark groups
+    them."""
+    return Aggregation("histogram", _column("histogram", col),
                        min_count=_min_count(min_count))
 
 

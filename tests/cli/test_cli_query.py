@@ -122,10 +122,13 @@ BASE = "events: {time: ts}\naggregations: [count]\n"
     ("events: {time: ts}\naggregations: [cout]",
      "`aggregations[0].fn` must be one of count, sum, mean, variance, stddev, min, max, "
      "first, last, collect, time_weighted_mean, quantile, median, count_distinct, max_by, "
-     "min_by, ewm_mean, found 'cout'; did you mean 'count'?"),
+     "min_by, ewm_mean, hll_sketch, theta_sketch, kll_sketch, approx_count_distinct, "
+     "approx_quantile, first_k, last_k, top_k, bottom_k, histogram, found 'cout'; did you "
+     "mean 'count'?"),
     ("events: {time: ts}\naggregations: [{fn: mean, column: v}]",
      "`aggregations[0].column` must be a known key of aggregation (known: fn, col, as, q, "
-     "interpolation, by, half_life, min_count), found 'column'; did you mean 'col'?"),
+     "interpolation, by, half_life, min_count, k, lg_k), found 'column'; did you mean "
+     "'col'?"),
     ("events: {time: ts}\naggregations: [{fn: quantile, col: v}]",
      "`aggregations[0].q` must be given (the probability, a number in [0, 1]), found "
      "nothing"),
@@ -242,3 +245,55 @@ aggregations:
         ws.max_by("s", "v"), ws.min_by("s", "v"), ws.ewm_mean("v", half_life="10s"),
         ws.ewm_mean("v", half_life=30).alias("slow"), ws.sum("v", min_count=2),
         ws.count(min_count=1))
+
+
+def test_sketches_and_k_collections_by_name_call_and_mapping() -> None:
+    text = """
+events: {time: ts}
+aggregations:
+  - hll_sketch(user)
+  - hll_sketch(user, 14)
+  - theta_sketch(user, 10)
+  - kll_sketch(ms, 400)
+  - approx_count_distinct(user)
+  - approx_quantile(ms, 0.99)
+  - {fn: approx_quantile, col: ms, q: [0.5, 0.99], k: 400, as: ms_quantiles}
+  - first_k(user, 3)
+  - last_k(user, 2)
+  - top_k(ms, 5)
+  - {fn: bottom_k, col: ms, k: 1, min_count: 1}
+  - histogram(user)
+"""
+    query = parse_query(yaml.safe_load(text))
+    assert query.aggregations == (
+        ws.hll_sketch("user"), ws.hll_sketch("user", 14), ws.theta_sketch("user", 10),
+        ws.kll_sketch("ms", 400), ws.approx_count_distinct("user"),
+        ws.approx_quantile("ms", 0.99),
+        ws.approx_quantile("ms", [0.5, 0.99], k=400).alias("ms_quantiles"),
+        ws.first_k("user", 3), ws.last_k("user", 2), ws.top_k("ms", 5),
+        ws.bottom_k("ms", 1, min_count=1), ws.histogram("user"))
+    assert [a.output_name for a in query.aggregations] == [
+        "hll_sketch_user", "hll_sketch_user", "theta_sketch_user", "kll_sketch_ms",
+        "approx_count_distinct_user", "approx_q99_ms", "ms_quantiles", "first_3_user",
+        "last_2_user", "top_5_ms", "bottom_1_ms", "histogram_user"]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("top_k(v)", "`aggregations[0].k` must be given (how many values, a whole number "
+     ">= 1), found nothing"),
+    ("top_k(v, 0)", "`aggregations[0].k` must be a whole number >= 1 (how many values), "
+     "found 0"),
+    ("top_k(v, many)", "`aggregations[0].k` must be a whole number, found 'many'"),
+    ("hll_sketch(v, 22)", "`aggregations[0].lg_k` must be a whole number between 4 and 21 "
+     "(log2 of the HLL buckets), found 22"),
+    ("theta_sketch(v, 3)", "`aggregations[0].lg_k` must be a whole number between 4 and "
+     "26 (log2 of the nominal entries), found 3"),
+    ("{fn: kll_sketch, col: v, k: 7}", "`aggregations[0].k` must be a whole number "
+     "between 8 and 65535 (the KLL sketch's accuracy), found 7"),
+    ("{fn: approx_quantile, col: v, q: []}", "`aggregations[0].q` must be a number in "
+     "[0, 1] or a non-empty list of them, found []"),
+    ("{fn: approx_quantile, col: v, q: [0.5, 2]}", "`aggregations[0].q` must be a number "
+     "in [0, 1] or a non-empty list of them, found [0.5, 2]"),
+])
+def test_bad_sketch_and_k_arguments_name_the_argument(line: str, message: str) -> None:
+    assert error_of(f"events: {{time: ts}}\naggregations:\n  - {line}\n") == message

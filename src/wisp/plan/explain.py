@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .aggregations import is_hidden
-from .nodes import Plan
+from .nodes import Plan, ResolvedAggregation
 from .source import sort_words
 
 
@@ -27,6 +27,9 @@ def describe(plan: Plan) -> str:
                      "slide by two stacks of merged states (each row added and merged "
                      "once), other windows by a segment tree of merged states, running "
                      "windows by one state carried per key.")
+    sketches = [words for r in plan.aggregations if (words := sketch_words(r))]
+    if sketches:
+        lines.append(f"Sketches: {'; '.join(sketches)}.")
     if plan.sorts:
         lines.append(f"Sorting: {sort_words(source, [source.time.name, *plan.tie_break])}")
     elif plan.python:
@@ -34,3 +37,39 @@ def describe(plan: Plan) -> str:
                      "in any order.")
     lines.append(f"Why: {plan.reason}.")
     return "\n".join(lines)
+
+
+def sketch_words(resolved: ResolvedAggregation) -> str:
+    """Which sketch computes `resolved` and its error, or "" when none does."""
+    agg = resolved.aggregation
+    algebra = agg.definition.algebra
+    if algebra == "hll":
+        return (f"{resolved.name} from an HLL sketch of 2^{agg.lg_k} buckets (relative "
+                f"standard error {percent(hll_error(agg.lg_k))})")
+    if algebra == "theta":
+        return (f"{resolved.name} from a theta sketch of 2^{agg.lg_k} nominal entries "
+                f"(relative standard error {percent(theta_error(agg.lg_k))})")
+    if algebra == "kll":
+        return (f"{resolved.name} from a KLL sketch with k = {agg.k} (normalized rank "
+                f"error {percent(kll_rank_error(agg.k))}; exact up to {agg.k} values)")
+    return ""
+
+
+def hll_error(lg_k: int) -> float:
+    """An HLL sketch's relative standard error with `2 ** lg_k` buckets."""
+    return 1.04 / (2 ** lg_k) ** 0.5
+
+
+def theta_error(lg_k: int) -> float:
+    """A theta sketch's relative standard error with `2 ** lg_k` nominal entries."""
+    return 1.0 / (2 ** lg_k) ** 0.5
+
+
+def kll_rank_error(k: int) -> float:
+    """A KLL sketch's normalized rank error for one quantile (the sketch library's
+    published fit, `2.296 / k ** 0.9723`)."""
+    return 2.296 / k ** 0.9723
+
+
+def percent(fraction: float) -> str:
+    return f"{fraction * 100:.2g}%"

@@ -69,6 +69,13 @@ def carried_by_panes(resolved: ResolvedAggregation) -> bool:
     return resolved.value_class in aggregation.definition.stream_panes
 
 
+def crosses_as_json(resolved: ResolvedAggregation) -> bool:
+    """Whether the output of `resolved` crosses from the pane operator as JSON text
+    (`runtime.json_rows`): atomic values do; arrays and maps (k-collections,
+    histograms, a list of quantiles) are written by the rows-carrying operator."""
+    return resolved.output.kind not in ("array", "map", "doubles")
+
+
 def nested_type(ddl: str) -> bool:
     """Whether a Spark DDL type names an array, map or struct (`array<...>`,
     `a int, b string`)."""
@@ -285,7 +292,7 @@ def _inner(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregation, 
                     "a window once the watermark passes its end")
         windows = getattr(inner, "windows", None)
         if isinstance(windows, HoppingWindows) and source.time.kind in PANE_TIME_KINDS \
-                and all(carried_by_panes(r) for r in resolved):
+                and all(carried_by_panes(r) and crosses_as_json(r) for r in resolved):
             panes = PanesPlan(source=source, window=inner.window, aggregations=resolved,
                               tie_break=inner.tie_break, reason=(
                                   "every aggregation has partials a pane can carry"),

@@ -83,6 +83,7 @@ bench: install java-check
 	$(PY) -m benchmarks.user_aggregator --output out/user_aggregator.md
 	$(PY) -m benchmarks.features --output out/features.md
 	$(PY) -m benchmarks.point_in_time --output out/point_in_time.md
+	$(PY) -m benchmarks.sketches --output out/sketches.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

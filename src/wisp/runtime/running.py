@@ -35,6 +35,7 @@ from ..kernels import merging, moments, order_stats
 from ..kernels import window_agg as wa
 from ..kernels.runs import one_run, run_index, running_max
 from ..spec.aggregates import DEFINITIONS
+from . import running_states
 from .aggregate import (
     AggregateJob,
     aggregate,
@@ -386,6 +387,16 @@ def scan_user(job: AggregateJob, j: int, column: pa.Array, segments: Segments,
                    {f"{j}:state": dump_state(job.aggregator, last)})
 
 
+def _bounded(s: Scanning) -> Scanned:
+    """A bounded mergeable state (a k-collection, a sketch: `running_states`) at every
+    position, resuming the carried state (`j:state`)."""
+    carried = s.carry.scalar(s.j, "state", None)
+    results, last = running_states.running_scan(
+        s.job, s.column, s.segments.starts[:-1], None if carried is None else str(carried),
+        bool(s.carry.virtual))
+    return Scanned(results, None, {f"{s.j}:state": last})
+
+
 def scan_extreme(largest: bool, j: int, values: npt.NDArray[Any], valid: BoolArray,
                  counts: IntArray, segments: Segments, carry: Carry,
                  final: dict[str, Scalar], column: pa.Array) -> Scanned:
@@ -560,6 +571,7 @@ SCANS: dict[str, ScanAggregate] = {
     "min_by": partial(_by, False),
     "ewm_mean": _ewm,
     "aggregator": _user,
+    **dict.fromkeys(running_states.MERGEABLES, _bounded),
 }
 """One aggregation's running scan, by its algebra (`Definition.algebra`; `count()` of
 rows aside, which has no column): the aggregations a few accumulators hold

@@ -137,7 +137,7 @@ def _sketch(algebra: str, takes: str, output: str, arguments: tuple[str, ...],
 def _k_list(algebra: str, takes: str) -> Definition:
     """A bounded list of `k` values picked by window order or by value."""
     return Definition(mergeable=True, invertible=False, idempotent=False, takes=takes,
-                      output="array", spark_running=False, accumulators=False,
+                      output="array", spark_running=False,
                       stream_panes=_ATOMIC if takes == "any" else _ORDERABLE,
                       algebra=algebra, arguments=("col", "k"), required=("col", "k"))
 

@@ -57,18 +57,18 @@ def sketch_words(resolved: ResolvedAggregation) -> str:
 
 def hll_error(lg_k: int) -> float:
     """An HLL sketch's relative standard error with `2 ** lg_k` buckets."""
-    return 1.04 / (2 ** lg_k) ** 0.5
+    return 1.04 / float(2 ** lg_k) ** 0.5
 
 
 def theta_error(lg_k: int) -> float:
     """A theta sketch's relative standard error with `2 ** lg_k` nominal entries."""
-    return 1.0 / (2 ** lg_k) ** 0.5
+    return 1.0 / float(2 ** lg_k) ** 0.5
 
 
 def kll_rank_error(k: int) -> float:
     """A KLL sketch's normalized rank error for one quantile (the sketch library's
     published fit, `2.296 / k ** 0.9723`)."""
-    return 2.296 / k ** 0.9723
+    return 2.296 / float(k) ** 0.9723
 
 
 def percent(fraction: float) -> str:

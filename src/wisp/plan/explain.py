@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .aggregations import is_hidden
 from .nodes import Plan, ResolvedAggregation
 from .source import sort_words
@@ -57,18 +59,18 @@ def sketch_words(resolved: ResolvedAggregation) -> str:
 
 def hll_error(lg_k: int) -> float:
     """An HLL sketch's relative standard error with `2 ** lg_k` buckets."""
-    return 1.04 / float(2 ** lg_k) ** 0.5
+    return 1.04 / math.sqrt(2 ** lg_k)
 
 
 def theta_error(lg_k: int) -> float:
     """A theta sketch's relative standard error with `2 ** lg_k` nominal entries."""
-    return 1.0 / float(2 ** lg_k) ** 0.5
+    return 1.0 / math.sqrt(2 ** lg_k)
 
 
 def kll_rank_error(k: int) -> float:
     """A KLL sketch's normalized rank error for one quantile (the sketch library's
     published fit, `2.296 / k ** 0.9723`)."""
-    return 2.296 / float(k) ** 0.9723
+    return 2.296 / math.pow(k, 0.9723)
 
 
 def percent(fraction: float) -> str:

@@ -8,13 +8,21 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from plan.schema import source
 
 from wisp.errors import WispError, WispInputError
+from wisp.plan.aggregations import resolve
 from wisp.spec import aggregates as agg
 from wisp.spec.aggregates import DEFINITIONS, Aggregation, Definition
 
 BUILTINS = ["sum", "mean", "min", "max", "first", "last", "stddev", "variance", "collect",
             "time_weighted_mean"]
+
+
+SKETCHES_AND_LISTS = [
+    agg.hll_sketch("v"), agg.theta_sketch("v"), agg.kll_sketch("v"),
+    agg.approx_count_distinct("v"), agg.approx_quantile("v", 0.5), agg.first_k("v", 2),
+    agg.last_k("v", 2), agg.top_k("v", 2), agg.bottom_k("v", 2), agg.histogram("v")]
 
 
 def p90(values: Any, times: Any) -> float:
@@ -100,7 +108,7 @@ def test_every_factory_has_a_definition() -> None:
     specs = [getattr(agg, fn)("v") for fn in BUILTINS] + [
         agg.count(), agg.udaf(p90, "v"), agg.quantile("v", 0.9), agg.median("v"),
         agg.count_distinct("v"), agg.max_by("v", "w"), agg.min_by("v", "w"),
-        agg.ewm_mean("v", half_life="1s")]
+        agg.ewm_mean("v", half_life="1s"), *SKETCHES_AND_LISTS]
     assert {spec.fn for spec in specs} == set(DEFINITIONS)
     for spec in specs:
         assert spec.definition is DEFINITIONS[spec.fn]
@@ -201,3 +209,75 @@ def test_different_aggregations_differ() -> None:
     assert len({make() for make in MAKERS}) == len(MAKERS)
     assert agg.sum("v") != agg.sum("w")
     assert agg.sum("v") != agg.mean("v")
+
+
+# ------------------------------------------- sketches, k-collections, histograms
+
+
+def test_sketch_and_k_list_names_and_defaults() -> None:
+    assert [a.output_name for a in SKETCHES_AND_LISTS] == [
+        "hll_sketch_v", "theta_sketch_v", "kll_sketch_v", "approx_count_distinct_v",
+        "approx_q50_v", "first_2_v", "last_2_v", "top_2_v", "bottom_2_v", "histogram_v"]
+    assert (agg.hll_sketch("v").lg_k, agg.theta_sketch("v").lg_k) == (12, 12)
+    assert (agg.kll_sketch("v").k, agg.approx_quantile("v", 0.1).k) == (200, 200)
+    listed = agg.approx_quantile("v", [0.25, 0.75], k=400)
+    assert (listed.q, listed.qs, listed.k, listed.output_name) == (
+        None, (0.25, 0.75), 400, "approx_quantiles_v")
+    assert agg.approx_quantile("v", 0.999).output_name == "approx_q99_9_v"
+    # a sketch's state is bounded, a histogram's grows with the distinct values
+    assert not any(a.definition.needs_values for a in SKETCHES_AND_LISTS[:-1])
+    assert agg.histogram("v").definition.needs_values
+
+
+@pytest.mark.parametrize(("make", "param", "found", "words"), [
+    (lambda: agg.hll_sketch("v", 3), "lg_k", 3,
+     "a whole number between 4 and 21 (log2 of the HLL buckets)"),
+    (lambda: agg.hll_sketch("v", 22), "lg_k", 22,
+     "a whole number between 4 and 21 (log2 of the HLL buckets)"),
+    (lambda: agg.approx_count_distinct("v", lg_k=12.0), "lg_k", 12.0,
+     "a whole number between 4 and 21 (log2 of the HLL buckets)"),
+    (lambda: agg.theta_sketch("v", 27), "lg_k", 27,
+     "a whole number between 4 and 26 (log2 of the nominal entries)"),
+    (lambda: agg.kll_sketch("v", 7), "k", 7,
+     "a whole number between 8 and 65535 (the KLL sketch's accuracy)"),
+    (lambda: agg.approx_quantile("v", 0.5, k=65536), "k", 65536,
+     "a whole number between 8 and 65535 (the KLL sketch's accuracy)"),
+    (lambda: agg.approx_quantile("v", 1.5), "q", 1.5,
+     "a number in [0, 1] or a non-empty list of them"),
+    (lambda: agg.approx_quantile("v", []), "q", [],
+     "a number in [0, 1] or a non-empty list of them"),
+    (lambda: agg.approx_quantile("v", [0.5, True]), "q", [0.5, True],
+     "a number in [0, 1] or a non-empty list of them"),
+    (lambda: agg.top_k("v", 0), "k", 0, "a whole number >= 1 (how many values)"),
+    (lambda: agg.first_k("v", -1), "k", -1, "a whole number >= 1 (how many values)"),
+    (lambda: agg.last_k("v", 1.5), "k", 1.5, "a whole number >= 1 (how many values)"),
+    (lambda: agg.bottom_k("v", True), "k", True, "a whole number >= 1 (how many values)"),
+])
+def test_bad_sketch_and_k_arguments_name_the_parameter(
+        make: Callable[[], Aggregation], param: str, found: object, words: str) -> None:
+    with pytest.raises(WispInputError) as info:
+        make()
+    assert str(info.value) == f"`{param}` must be {words}, found {found!r}"
+
+
+@pytest.mark.parametrize(("aggregation", "found", "words"), [
+    (agg.kll_sketch("s"), "string column 's'", "a numeric column for kll_sketch()"),
+    (agg.approx_quantile("s", 0.5), "string column 's'",
+     "a numeric column for approx_quantile()"),
+    (agg.hll_sketch("d"), "date column 'd'",
+     "an integer, floating-point or string column for hll_sketch()"),
+    (agg.approx_count_distinct("m"), "decimal(10,2) column 'm'",
+     "an integer, floating-point or string column for approx_count_distinct()"),
+    (agg.theta_sketch("b"), "binary column 'b'",
+     "an integer, floating-point or string column for theta_sketch()"),
+    (agg.top_k("a", 2), "array<int> column 'a'", "an orderable column for top_k()"),
+    (agg.histogram("a"), "array<int> column 'a'",
+     "a column of atomic values for histogram()"),
+])
+def test_columns_a_sketch_or_list_cannot_read_are_refused_when_planned(
+        aggregation: Aggregation, found: str, words: str) -> None:
+    events = source("t bigint, s string, d date, m decimal(10,2), b binary, a array<int>, "
+                    "v double", "t")
+    with pytest.raises(WispInputError) as info:
+        resolve(events, [aggregation])
+    assert str(info.value) == f"`col` must be {words}, found {found!r}"

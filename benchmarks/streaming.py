@@ -15,7 +15,9 @@ gives the median of each case's runs and the median of its ratios to the native 
 the same round.
 `tumbling_picks` is `Tumbling("10s")` with `first`, `last`, `max_by` and an integer sum
 (their pane partials keep the picked row with its time and tie-break columns, and the
-exact sum). `clock` is `Dynamic(ws.clock("1s"), start="-2s")`; `dynamic` takes its anchors from a
+exact sum). `tumbling_sketches` is `Tumbling("10s")` with `approx_count_distinct`, `hll_sketch`
+and `kll_sketch` (pane partials holding a sketch each).
+`clock` is `Dynamic(ws.clock("1s"), start="-2s")`; `dynamic` takes its anchors from a
 second rate-micro-batch stream (`ANCHOR_ROWS` a batch, 100 keys). `Tumbling("10s")`
 runs also as Spark's own streaming `groupBy(window(...))`, in the same
 session, with the same watermark: the ratio is wisp's time over Spark's. The case
@@ -72,6 +74,8 @@ CASES = [
     Case("tumbling", lambda ev: ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.mean("v"))),
     Case("tumbling_picks", lambda ev: ev.window(ws.Tumbling("10s")).agg(
         ws.first("v"), ws.last("v"), ws.max_by("v", "ts"), ws.sum("k"))),
+    Case("tumbling_sketches", lambda ev: ev.window(ws.Tumbling("10s")).agg(
+        ws.approx_count_distinct("v"), ws.hll_sketch("v"), ws.kll_sketch("v"))),
     Case("hopping", lambda ev: ev.window(ws.Hopping("10s", "5s")).agg(ws.count(),
                                                                       ws.mean("v"))),
     Case("range", lambda ev: ev.window(ws.Range("-2s", "0s")).agg(ws.count(), ws.mean("v"))),

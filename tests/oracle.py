@@ -184,6 +184,53 @@ def _quantile(values: list[Any], q: float, method: str) -> float | None:
     return a + (b - a) * gamma
 
 
+K_LIST_FNS = ("first_k", "last_k", "top_k", "bottom_k")
+
+
+def _k_list(fn: str, values: list[Any], k: int) -> list[Any]:
+    """The first / last `k` values in window order, or the `k` largest (largest first) /
+    smallest in Spark's order (NaN greatest), equal values in window order."""
+    if fn == "first_k":
+        return values[:k]
+    if fn == "last_k":
+        return values[-k:]
+    ranked = sorted(values, key=spark_sort_key, reverse=fn == "top_k")
+    return ranked[:k]
+
+
+def histogram_items(values: Any) -> list[list[Any]]:
+    """A histogram (a map, or the values it counts) as `[value, count]` pairs in Spark's
+    order of the values, so that maps with NaN keys compare: values Spark groups
+    together (NaN, `-0.0` and `0.0`) count as one."""
+    if isinstance(values, dict):
+        pairs = list(values.items())
+    else:
+        pairs = []
+        seen: dict[Any, int] = {}
+        for value in values:
+            group = spark_sort_key(value)
+            if group not in seen:
+                seen[group] = len(pairs)
+                pairs.append((value, 0))
+            at = seen[group]
+            pairs[at] = (pairs[at][0], pairs[at][1] + 1)
+    return [[v, n] for v, n in sorted(pairs, key=lambda pair: spark_sort_key(pair[0]))]
+
+
+def _inclusive_quantiles(values: list[Any], agg: Aggregation) -> Any:
+    """What a quantiles sketch that holds every value (a window of at most `k` values)
+    answers: for each `q`, the smallest value whose count of values at or below it
+    reaches `ceil(q * n)` (at least one), NaN not held; null without values. A
+    `kll_sketch`'s is its median, as a reader asks it."""
+    numbers = sorted(float(v) for v in values if not _is_nan(v))
+    if not numbers:
+        return None
+    qs = [0.5] if agg.fn == "kll_sketch" else (list(agg.qs) if agg.qs is not None
+                                               else [agg.q])
+    found = [numbers[max(math.ceil(q * len(numbers)), 1) - 1] for q in qs]
+    return found if agg.qs is not None else found[0]
+
+
 def _extreme_by(agg: Aggregation, window: list[Row]) -> Any:
     """The `col` value of the first row (window order) whose `by` is strictly beyond
     every earlier row's (Spark's order: NaN greatest); rows with a null `by` skipped."""
@@ -286,6 +333,14 @@ def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
         return len({spark_sort_key(v) for v in values})
     if agg.fn == "ewm_mean":
         return _ewm_mean(agg, present, time)
+    if agg.fn in K_LIST_FNS:
+        return _k_list(agg.fn, values, agg.k)
+    if agg.fn == "histogram":
+        return histogram_items(values)
+    if agg.fn in ("hll_sketch", "theta_sketch", "approx_count_distinct"):
+        return len({spark_sort_key(v) for v in values if v != ""})
+    if agg.fn in ("kll_sketch", "approx_quantile"):
+        return _inclusive_quantiles(values, agg)
     raise NotImplementedError(f"the oracle has no aggregation {agg.fn!r}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -89,50 +90,54 @@ KINDS = ["rows", "range", "cumulative", "since", "tumbling", "hopping", "session
 
 
 def run_both(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: list[str],
-             order: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The engine's rows and the oracle's for window `kind`."""
+             order: str | None, aggs: Sequence[Aggregation] = tuple(NEW),
+             running: Sequence[Aggregation] = tuple(RUNNING),
+             read: Callable[[DataFrame], DataFrame] = lambda df: df,
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The engine's rows and the oracle's for window `kind`: `aggs` (`running` over the
+    running windows), the engine's result read by `read` before it is collected."""
     ev = ws.events(to_frame(spark, rows), time="ts", key=key, order=order)
     common = {"time": "ts", "key": key, "order": order, "columns": COLUMNS}
     if kind == "rows":
         window: Any = ws.Rows(-3, 1, partial=True)
-        expected = rows_window(rows, window=window, aggs=NEW, **common)
-        actual = ev.window(window).agg(*NEW)
+        expected = rows_window(rows, window=window, aggs=aggs, **common)
+        actual = ev.window(window).agg(*aggs)
     elif kind == "range":
         window = ws.Range("-1s", "250ms")
-        expected = range_window(rows, window=window, aggs=NEW, **common)
-        actual = ev.window(window).agg(*NEW)
+        expected = range_window(rows, window=window, aggs=aggs, **common)
+        actual = ev.window(window).agg(*aggs)
     elif kind == "cumulative":
-        expected = cumulative(rows, aggs=RUNNING, **common)
-        actual = ev.agg(*RUNNING)
+        expected = cumulative(rows, aggs=running, **common)
+        actual = ev.agg(*running)
     elif kind == "since":
-        expected = since_predicate(rows, flag="r", emit="events", aggs=RUNNING, **common)
-        actual = ev.window(ws.Since("r")).agg(*RUNNING)
+        expected = since_predicate(rows, flag="r", emit="events", aggs=running, **common)
+        actual = ev.window(ws.Since("r")).agg(*running)
     elif kind in ("tumbling", "hopping"):
         size, hop = (SECOND, SECOND) if kind == "tumbling" else (SECOND, Q * 2)
         window = ws.Tumbling("1s") if kind == "tumbling" else ws.Hopping("1s", "500ms")
         expected = oracle_hopping(rows, end=None, size=size, hop=hop, align=0,
-                                  output="windows", aggs=NEW, **common)
-        actual = ev.window(window).agg(*NEW)
+                                  output="windows", aggs=aggs, **common)
+        actual = ev.window(window).agg(*aggs)
     elif kind == "trailing":
-        expected = trailing_predicate(rows, flag="r", n=2, partial=True, aggs=NEW, **common)
-        actual = ev.window(ws.Trailing(2, "r", partial=True)).agg(*NEW)
+        expected = trailing_predicate(rows, flag="r", n=2, partial=True, aggs=aggs, **common)
+        actual = ev.window(ws.Trailing(2, "r", partial=True)).agg(*aggs)
     elif kind == "dynamic":
         ticks = [{**t, "at": t["ts"]} for t in clock_anchors(rows, time="ts", key=key,
                                                              every=SECOND, align=0)]
         expected = dynamic_window(rows, ticks, anchor_time="at", anchor_order=None,
                                   anchor_columns=[*key, "ts", "at"],
                                   start=lambda a: a["at"] - SECOND, end=lambda a: a["at"],
-                                  obsolete=None, closed="both", aggs=NEW, **common)
+                                  obsolete=None, closed="both", aggs=aggs, **common)
         actual = ev.window(ws.Dynamic(ws.clock("1s", align=dt.datetime(
-            1970, 1, 1, tzinfo=dt.UTC)), start="-1s", end="0s")).agg(*NEW)
+            1970, 1, 1, tzinfo=dt.UTC)), start="-1s", end="0s")).agg(*aggs)
     elif kind == "session":
-        expected = oracle_sessions(rows, gap=2 * Q, aggs=NEW, **common)
-        actual = ev.window(ws.Session(dt.timedelta(microseconds=2 * Q))).agg(*NEW)
+        expected = oracle_sessions(rows, gap=2 * Q, aggs=aggs, **common)
+        actual = ev.window(ws.Session(dt.timedelta(microseconds=2 * Q))).agg(*aggs)
     else:
         window = ws.Sliding(ws.Count(3), ws.Count(2), partial=True)
-        expected = spl_window(rows, window=window, aggs=NEW, **common)
-        actual = ev.window(window).agg(*NEW)
-    return collect(actual, key), sort_output(expected, key)
+        expected = spl_window(rows, window=window, aggs=aggs, **common)
+        actual = ev.window(window).agg(*aggs)
+    return collect(read(actual), key), sort_output(expected, key)
 
 
 @settings(max_examples=12, deadline=None)
@@ -305,27 +310,32 @@ LISTED = [a for a in NEW if a.fn != "count" or a.col is not None]
 
 
 def run_listed(spark: SparkSession, rows: list[dict[str, Any]], kind: str, key: list[str],
-               order: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               order: str | None, aggs: Sequence[Aggregation] = tuple(NEW),
+               listed: Sequence[Aggregation] = tuple(LISTED),
+               read: Callable[[DataFrame], DataFrame] = lambda df: df,
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The engine's rows and the oracle's for the member-list kinds: `aggs` over
+    `sliding_delta`, `listed` over interval events."""
     common = {"time": "ts", "key": key, "order": order}
     if kind == "sliding_delta":  # `seq` is not monotonic: evictions out of arrival order
         ev = ws.events(to_frame(spark, rows), time="ts", key=key, order=order)
         window: Any = ws.Sliding(ws.Delta("seq", 1), ws.Count(1), partial=True)
-        expected = spl_window(rows, columns=COLUMNS, window=window, aggs=NEW, **common)
-        return collect(ev.window(window).agg(*NEW), key), sort_output(expected, key)
+        expected = spl_window(rows, columns=COLUMNS, window=window, aggs=aggs, **common)
+        return collect(read(ev.window(window).agg(*aggs)), key), sort_output(expected, key)
     ev = ws.events(interval_frame(spark, rows), time="ts", end="te", key=key, order=order)
     if kind == "snapshot":
-        expected = oracle_snapshot(rows, end="te", columns=IV_COLUMNS, aggs=LISTED, **common)
-        actual = ev.window(ws.Snapshot()).agg(*LISTED)
+        expected = oracle_snapshot(rows, end="te", columns=IV_COLUMNS, aggs=listed, **common)
+        actual = ev.window(ws.Snapshot()).agg(*listed)
     elif kind == "count_by_start":
         expected = oracle_count_windows(rows, end="te", columns=IV_COLUMNS, n=2,
-                                        aggs=LISTED, **common)
-        actual = ev.window(ws.CountByStartTime(2)).agg(*LISTED)
+                                        aggs=listed, **common)
+        actual = ev.window(ws.CountByStartTime(2)).agg(*listed)
     else:
         expected = oracle_hopping(rows, end="te", columns=IV_COLUMNS, size=SECOND,
-                                  hop=2 * Q, align=0, output="windows", aggs=LISTED,
+                                  hop=2 * Q, align=0, output="windows", aggs=listed,
                                   **common)
-        actual = ev.window(ws.Hopping("1s", "500ms")).agg(*LISTED)
-    return collect(actual, key), sort_output(expected, key)
+        actual = ev.window(ws.Hopping("1s", "500ms")).agg(*listed)
+    return collect(read(actual), key), sort_output(expected, key)
 
 
 @settings(max_examples=10, deadline=None)

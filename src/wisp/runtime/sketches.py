@@ -190,13 +190,14 @@ class Hll(Hashing):
 
 def canonical_hll(blob: bytes) -> bytes:
     """A compact HLL sketch's bytes made a function of its content alone: the coupons of
-    the list and set modes sorted (their order is the updates'), and the register mode
-    marked out of order with its update-order accumulator zeroed, so that every reader
-    estimates from the registers (the composite estimator)."""
+    the list and set modes sorted (their order is the updates'), the register mode's
+    update-order accumulator zeroed, and every mode marked out of order, so that every
+    reader estimates from the registers (the composite estimator), and a union of such
+    sketches does too, even where it grows from coupons to registers."""
     data = bytearray(blob)
     mode = data[HLL_MODE_BYTE] & 3
+    data[HLL_FLAGS_BYTE] |= HLL_OUT_OF_ORDER
     if mode == 2:
-        data[HLL_FLAGS_BYTE] |= HLL_OUT_OF_ORDER
         data[HLL_HIP_BYTES] = bytes(HLL_HIP_BYTES.stop - HLL_HIP_BYTES.start)
         return bytes(data)
     if mode == 0:

@@ -15,6 +15,9 @@ on hold:
   integer and decimal sums are exact (an integer total beyond 64 bits raises
   `ArithmeticError`, though pane sums beyond them are fine), float results within a
   relative 1e-9;
+- sketches (HLL, theta, KLL): the result is the sketch of all the group's values built
+  at once, bytes for bytes for HLL and theta (wisp's sketches are canonical), by what
+  it holds for KLL;
 - where the state is exact (counts; integer and decimal sums and means: `inverse_of`),
   `remove` undoes `add` exactly, and `Definition.invertible` says so.
 
@@ -36,6 +39,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
+import datasketches
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -47,6 +51,7 @@ from jobs import built_in_job
 import wisp as ws
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.partials import ALGEBRAS, Chunk, Columns, Layout, inverse_of, partial_of
+from wisp.runtime.sketches import FAMILIES
 from wisp.spec.aggregates import DEFINITIONS
 
 Row = dict[str, Any]
@@ -102,8 +107,10 @@ class Case:
             if pa.types.is_decimal(self.kind):
                 return pa.decimal128(min(38, self.kind.precision + 10), self.kind.scale)
             return pa.int64() if self.value_class == "integer" else pa.float64()
-        if self.fn in ("mean", "variance", "stddev", "aggregate"):
+        if self.fn in ("mean", "variance", "stddev", "aggregate", "approx_quantile"):
             return pa.float64()
+        if self.fn in SKETCHES:
+            return pa.int64() if self.fn == "approx_count_distinct" else pa.binary()
         return self.kind  # min, max, first, last, max_by, min_by: the input's type
 
     @property
@@ -123,6 +130,15 @@ def cases(fns: Sequence[str], *kinds: Values) -> list[Case]:
     return [Case(fn, c, k, v) for fn in fns for c, k, v in kinds]
 
 
+SKETCHES = ("hll_sketch", "theta_sketch", "kll_sketch", "approx_count_distinct",
+            "approx_quantile")
+SKETCH_SIZES = {"lg_k": 4, "k": 200}
+"""Small hashing sketches (16 HLL buckets; theta: its least nominal entries, 32), so that
+a group's few values reach the register and estimation modes; KLL sketches of the
+default `k`, exact over the few values here (their compaction, random, is tested with
+its error bounds in test_sketches.py)."""
+THETA_LG_K = 5
+
 CASES = [
     *cases(["count"], INTEGER, FLOAT, DECIMAL, BOOLEAN, STRING),
     *cases(["sum", "mean"], BIG_INTEGER, FLOAT, BIG_DECIMAL),
@@ -131,6 +147,9 @@ CASES = [
     *cases(["first", "last", "max_by", "min_by", "count_distinct"],
            INTEGER, FLOAT, DECIMAL, BOOLEAN, STRING, DATE),
     *cases(["aggregate"], INTEGER, FLOAT, DECIMAL),
+    *cases(["hll_sketch", "theta_sketch", "approx_count_distinct"], BIG_INTEGER, FLOAT,
+           STRING),
+    *cases(["kll_sketch", "approx_quantile"], BIG_INTEGER, FLOAT, BIG_DECIMAL),
 ]
 """Every algebra over every value class it takes on stream panes."""
 
@@ -175,8 +194,12 @@ class Setting:
             spread = ws.aggregate(Spread(), "v")
             return built_in_job("aggregate", "v", case.value_class, pa.float64(), None,
                                 definition=spread.definition, aggregator=Spread())
+        sizes = {}
+        if case.fn in SKETCHES:
+            sizes = {"lg_k": THETA_LG_K if case.fn == "theta_sketch" else SKETCH_SIZES["lg_k"],
+                     "k": SKETCH_SIZES["k"]}
         return built_in_job(case.fn, "v", case.value_class, case.output, None,
-                            by="b" if case.by else None)
+                            by="b" if case.by else None, **sizes)
 
     def types(self) -> dict[str, pa.DataType]:
         kinds = {"v": self.case.kind, "b": BY_KINDS[self.by_kind][0]}
@@ -292,7 +315,20 @@ def finish(setting: Setting, states: pa.Table, members: Sequence[list[int]]) -> 
     columns, n = merge(setting, states, members)
     job = setting.job
     result: list[Any] = partial_of(job).finish(job, setting.index, columns, n).to_pylist()
-    return result
+    return [decoded(setting, r) for r in result]
+
+
+def decoded(setting: Setting, result: Any) -> Any:
+    """A result as compared: a KLL sketch's bytes as what it holds (its count and its
+    values in order: the sketches compared hold at most `k` values, so they are exact,
+    but their bytes keep the values in the order they came), anything else as is."""
+    if setting.case.fn != "kll_sketch":
+        return result
+    sketch = datasketches.kll_doubles_sketch.deserialize(result)
+    if sketch.is_empty():
+        return (0, ())
+    ranks = [(r + 0.5) / sketch.n for r in range(sketch.n)]
+    return (sketch.n, tuple(sketch.get_quantiles(ranks, True)))
 
 
 def each(count: int) -> list[list[int]]:
@@ -381,12 +417,28 @@ def oracle(setting: Setting, rows: list[Row]) -> Any:
         return None if best is None else best["v"]
     if fn == "count_distinct":
         return len({spark_key(v) for v in values})
+    if fn in SKETCHES:
+        return sketched(setting, values)
     assert fn == "aggregate"  # Spread: max - min, NaN the greatest
     if not values:
         return None
     if nan:
         return NAN
     return float(max(numbers)) - float(min(numbers))
+
+
+def sketched(setting: Setting, values: list[Any]) -> Any:
+    """A sketch aggregation's result over `values`: one sketch of them all, built
+    directly in the order given (wisp's result is the canonical form, the same whatever
+    the order and parts: the oracle's bytes are made canonical alone)."""
+    job = setting.job
+    family = FAMILIES[job.definition.algebra]
+    column = pa.array(values, setting.case.kind)
+    valid = np.ones(len(values), dtype=bool)
+    sketch = family.new(job)
+    family.update(sketch, family.values(job, column, valid))
+    blob = family.combine(job, [sketch])
+    return decoded(setting, family.result(job, [blob]).to_pylist()[0])
 
 
 def overflows(setting: Setting, groups: Sequence[list[Row]]) -> bool:

@@ -28,6 +28,7 @@ from ..spec.aggregates import (
 )
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
 from .limits import check_blob
+from .sketches import frame_sketches
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,9 @@ FRAME_KERNELS: dict[str, FrameAggregate] = {
     "min_by": partial(_extreme_by, largest=False),
     "ewm_mean": _ewm_mean,
     "aggregator": _aggregator,
+    "hll": frame_sketches,
+    "theta": frame_sketches,
+    "kll": frame_sketches,
 }
 """One aggregation over every frame of a key's run, by its algebra
 (`Definition.algebra`; `count()` of rows aside, which has no column). The time-weighted

@@ -180,10 +180,13 @@ ALIVE_KERNELS: dict[str, AliveAggregate] = {
     "max_by": _listed,
     "min_by": _listed,
     "aggregator": _listed,
+    "hll": _listed,
+    "theta": _listed,
+    "kll": _listed,
 }
 """One aggregation at every position over the items alive there, by its algebra
 (`Definition.algebra`; `count()` of rows aside, which has no column). Quantiles,
-distinct counts, max_by/min_by and a user's aggregator are computed over each
-position's listed items (`listed`). The time-weighted mean comes here only where every
+distinct counts, max_by/min_by, a user's aggregator and the sketches are computed over
+each position's listed items (`listed`). The time-weighted mean comes here only where every
 item alive at a position lives through all of its window (snapshot windows:
 `SnapshotKernel.needs_members`), so that its weights are equal: the mean."""

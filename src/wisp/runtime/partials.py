@@ -32,6 +32,8 @@ NaN last).
 - `count_distinct`: the set of distinct values, as a list (NaN one value, `-0.0` as
   `0.0`, as Spark counts them).
 - a user's `Aggregator` (commutative): its state, pickled.
+- `hll`, `theta`, `kll` (the sketches, `runtime.sketches`): each group's sketch,
+  serialized; merged by union, finished canonical.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from ..spec.aggregates import check_state
 from .aggregate import AggregateJob, naming_errors, udaf_values, user_array
 from .codec import decimal_from_unscaled, decimal_unscaled, null_mask, numeric_values
 from .grouping import normalized
+from .sketches import FAMILIES, SketchPartial
 from .sorting import sort_order
 
 IntArray = npt.NDArray[np.int64]
@@ -618,6 +621,7 @@ ALGEBRAS: dict[str, Partial] = {
     "min_by": Pick(by=True, largest=False),
     "count_distinct": Distinct(),
     "aggregator": UserState(),
+    **{algebra: SketchPartial(family) for algebra, family in FAMILIES.items()},
 }
 """The partial state of each mergeable aggregation, by its definition's `algebra`."""
 

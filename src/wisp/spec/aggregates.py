@@ -484,8 +484,9 @@ def ewm_mean(col: str, *, half_life: Any, min_count: int | None = None) -> Aggre
 
 HLL_LG_K = (4, 21)
 """The `lg_k` an HLL sketch takes, as Spark's `hll_sketch_agg` (inclusive bounds)."""
-THETA_LG_K = (4, 26)
-"""The `lg_k` a theta sketch takes, as Spark's `theta_sketch_agg` (inclusive bounds)."""
+THETA_LG_K = (5, 26)
+"""The `lg_k` a theta sketch takes (inclusive bounds): Spark's `theta_sketch_agg` takes
+4 to 26, the sketch library wisp builds them with 5 to 26."""
 KLL_K = (8, 65535)
 """The `k` a KLL sketch takes, as Spark's `kll_sketch_agg_double` (inclusive bounds)."""
 
@@ -516,7 +517,7 @@ def hll_sketch(col: str, lg_k: int = 12, *, min_count: int | None = None) -> Agg
 def theta_sketch(col: str, lg_k: int = 12, *, min_count: int | None = None
                  ) -> Aggregation:
     """The window's theta sketch of its non-null values (`2 ** lg_k` nominal entries,
-    `lg_k` from 4 to 26 as Spark's `theta_sketch_agg`), as compact bytes that Spark's
+    `lg_k` from 5 to 26; Spark's `theta_sketch_agg` also takes 4), as compact bytes that Spark's
     `theta_sketch_estimate` and `theta_union_agg` read; values hashed as in
     `hll_sketch`."""
     return Aggregation("theta_sketch", _column("theta_sketch", col),

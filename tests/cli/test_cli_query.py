@@ -286,8 +286,8 @@ aggregations:
     ("top_k(v, many)", "`aggregations[0].k` must be a whole number, found 'many'"),
     ("hll_sketch(v, 22)", "`aggregations[0].lg_k` must be a whole number between 4 and 21 "
      "(log2 of the HLL buckets), found 22"),
-    ("theta_sketch(v, 3)", "`aggregations[0].lg_k` must be a whole number between 4 and "
-     "26 (log2 of the nominal entries), found 3"),
+    ("theta_sketch(v, 4)", "`aggregations[0].lg_k` must be a whole number between 5 and "
+     "26 (log2 of the nominal entries), found 4"),
     ("{fn: kll_sketch, col: v, k: 7}", "`aggregations[0].k` must be a whole number "
      "between 8 and 65535 (the KLL sketch's accuracy), found 7"),
     ("{fn: approx_quantile, col: v, q: []}", "`aggregations[0].q` must be a number in "

@@ -372,8 +372,10 @@ def test_collect_and_udafs_are_refused(fn: str, shown: str) -> None:
         RunningKernel(("k",), "t", "integer", 0, refused, schema(("count",)))
     assert str(error.value) == (
         "`aggregations` of a running window kept as accumulators must be count, sum, "
-        "mean, variance, stddev, min, max, first, last, max_by, min_by, ewm_mean, found "
-        f"{shown} (its state would hold every value of the window, growing with the key's history)")
+        "mean, variance, stddev, min, max, first, last, max_by, min_by, ewm_mean, "
+        "hll_sketch, theta_sketch, kll_sketch, approx_count_distinct, approx_quantile, "
+        f"first_k, last_k, top_k, bottom_k, found {shown} (its state would hold every value "
+        "of the window, growing with the key's history)")
 
 
 def test_a_long_sum_that_leaves_64_bits_fails_as_in_batch() -> None:

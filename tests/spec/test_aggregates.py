@@ -237,7 +237,7 @@ def test_sketch_and_k_list_names_and_defaults() -> None:
     (lambda: agg.approx_count_distinct("v", lg_k=12.0), "lg_k", 12.0,
      "a whole number between 4 and 21 (log2 of the HLL buckets)"),
     (lambda: agg.theta_sketch("v", 27), "lg_k", 27,
-     "a whole number between 4 and 26 (log2 of the nominal entries)"),
+     "a whole number between 5 and 26 (log2 of the nominal entries)"),
     (lambda: agg.kll_sketch("v", 7), "k", 7,
      "a whole number between 8 and 65535 (the KLL sketch's accuracy)"),
     (lambda: agg.approx_quantile("v", 0.5, k=65536), "k", 65536,

@@ -197,6 +197,7 @@ class AccumulatorsPlan(Plan):
         return (kernel_shape("key, time and tie-break") + " keeps one accumulator per "
                 "aggregation and key (count, sum, minimum, maximum, first, last, mean and "
                 "variance moments, the row of max_by/min_by, ewm_mean's decayed sums, a "
+                "sketch, a k-collection's k values, a "
                 f"user aggregator's state), {reset}; each row's output is the "
                 "accumulators after it, and a long key's run is read in pieces carrying "
                 "only them.")

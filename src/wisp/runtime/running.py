@@ -571,7 +571,7 @@ SCANS: dict[str, ScanAggregate] = {
     "min_by": partial(_by, False),
     "ewm_mean": _ewm,
     "aggregator": _user,
-    **dict.fromkeys(running_states.MERGEABLES, _bounded),
+    **dict.fromkeys(running_states.RUNNING_SCANS, _bounded),
 }
 """One aggregation's running scan, by its algebra (`Definition.algebra`; `count()` of
 rows aside, which has no column): the aggregations a few accumulators hold

@@ -3,14 +3,13 @@
 does not grow with the key's history, so a running window holds them as it holds
 accumulators (`Definition.accumulators`).
 
-Each is a mergeable state (`kernels.merging.Mergeable`: `zero`, `add`, `merge`,
-`finish`); `running_scan` gives its result at every row, restarting at each segment
-and resuming the state a step carried (pickled, in the step's scalars).
+`running_scan` gives the result at every row, restarting at each segment and resuming
+the state a step carried (pickled, in the step's scalars).
 
 - `first_k`/`last_k`: the first / last `k` values in window order (rows arrive in it);
 - `top_k`/`bottom_k`: the `k` largest / smallest by value, largest (smallest) first,
   NaN the greatest, values that compare equal (`0.0` and `-0.0`) in window order;
-- sketches: the sketch's own state (`runtime.sketches`), its bytes between steps.
+- sketches: one sketch per segment (`runtime.sketches`), its bytes between steps.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from ..kernels import merging
 from .aggregate import AggregateJob
 from .codec import validity
 from .limits import check_blob
+from .sketches import FAMILIES
 
 IntArray = npt.NDArray[np.int64]
 
@@ -79,13 +79,52 @@ def k_list_of(job: AggregateJob) -> KList:
     return KList(job.k, K_LIST_PICKS[job.definition.algebra])
 
 
-MERGEABLES: dict[str, Callable[[AggregateJob], merging.Mergeable]] = {
-    algebra: k_list_of for algebra in K_LIST_PICKS}
-"""The bounded state of each algebra a running window carries as a mergeable state."""
+def k_list_scan(job: AggregateJob, column: pa.Array, starts: IntArray, state: Any,
+                virtual: bool) -> tuple[pa.Array, Any]:
+    """A k-collection at every row: its state merged with each row's value in turn."""
+    mergeable = k_list_of(job)
+    values = python_values(column)
+    valid = validity(column)
+    if virtual:
+        values = np.concatenate([np.empty(1, dtype=object), values])
+        valid = np.concatenate([[False], valid])
+    times = np.zeros(len(values), dtype=np.int64)
+    results, last = merging.running_results(mergeable, state, values, times, valid, starts)
+    return pa.array(results, type=job.output_type), last
 
 
-def mergeable_of(job: AggregateJob) -> merging.Mergeable:
-    return MERGEABLES[job.definition.algebra](job)
+def sketch_scan(job: AggregateJob, column: pa.Array, starts: IntArray, state: Any,
+                virtual: bool) -> tuple[pa.Array, Any]:
+    """A sketch at every row: one sketch per segment, each valid row's value added once;
+    the result (the canonical sketch, or what is read from it) made again only where a
+    value was added. The state is the sketch's bytes."""
+    family = FAMILIES[job.definition.algebra]
+    valid = validity(column)
+    values = family.values(job, column, valid)
+    taken = np.r_[0, np.cumsum(valid, dtype=np.int64)]
+    if virtual:
+        valid = np.concatenate([[False], valid])
+        taken = np.r_[0, taken]
+    restarts = set(starts.tolist())
+    sketch = family.new(job) if state is merging.NOTHING_CARRIED else family.load(job, state)
+    combined: list[bytes] = []
+    current = b""
+    for j in range(len(valid)):
+        if j in restarts and j:
+            sketch, current = family.new(job), b""
+        if valid[j]:
+            family.update(sketch, values[int(taken[j]):int(taken[j]) + 1])
+            current = b""
+        if not current:
+            current = family.combine(job, [sketch])
+        combined.append(current)
+    return family.result(job, combined), family.blob(sketch)
+
+
+RUNNING_SCANS: dict[str, Callable[[AggregateJob, pa.Array, IntArray, Any, bool],
+                                  tuple[pa.Array, Any]]] = {
+    **dict.fromkeys(K_LIST_PICKS, k_list_scan), **dict.fromkeys(FAMILIES, sketch_scan)}
+"""The scan of each algebra a running window carries as a bounded state."""
 
 
 def python_values(column: pa.Array) -> npt.NDArray[Any]:
@@ -102,16 +141,10 @@ def running_scan(job: AggregateJob, column: pa.Array, starts: IntArray, carried:
     `virtual`), restarting at each of `starts`; the first segment resumes the state
     `carried` (`dump`'s text, None for none). Returns the results and the state after
     the last row, as text."""
-    mergeable = mergeable_of(job)
-    values = python_values(column)
-    valid = validity(column)
-    if virtual:
-        values = np.concatenate([np.empty(1, dtype=object), values])
-        valid = np.concatenate([[False], valid])
     state = merging.NOTHING_CARRIED if carried is None else load(carried)
-    times = np.zeros(len(values), dtype=np.int64)
-    results, last = merging.running_results(mergeable, state, values, times, valid, starts)
-    return pa.array(results, type=job.output_type), dump(job, last)
+    results, last = RUNNING_SCANS[job.definition.algebra](job, column, starts, state,
+                                                          virtual)
+    return results, dump(job, last)
 
 
 def dump(job: AggregateJob, state: Any) -> str:

@@ -129,7 +129,7 @@ def _sketch(algebra: str, takes: str, output: str, arguments: tuple[str, ...],
     value read from it; a state of bounded size whatever the window's length."""
     classes = _SKETCHED if takes == "hashable" else _NUMBERS
     return Definition(mergeable=True, invertible=False, idempotent=False, takes=takes,
-                      output=output, spark_running=False, accumulators=False,
+                      output=output, spark_running=False,
                       stream_panes=classes, algebra=algebra, arguments=arguments,
                       required=required)
 
@@ -517,9 +517,9 @@ def hll_sketch(col: str, lg_k: int = 12, *, min_count: int | None = None) -> Agg
 def theta_sketch(col: str, lg_k: int = 12, *, min_count: int | None = None
                  ) -> Aggregation:
     """The window's theta sketch of its non-null values (`2 ** lg_k` nominal entries,
-    `lg_k` from 5 to 26; Spark's `theta_sketch_agg` also takes 4), as compact bytes that Spark's
-    `theta_sketch_estimate` and `theta_union_agg` read; values hashed as in
-    `hll_sketch`."""
+    `lg_k` from 5 to 26; Spark's `theta_sketch_agg` also takes 4), as compact bytes
+    that Spark's `theta_sketch_estimate` and `theta_union_agg` read; values hashed as
+    in `hll_sketch`."""
     return Aggregation("theta_sketch", _column("theta_sketch", col),
                        lg_k=_whole("lg_k", lg_k, THETA_LG_K,
                                    "log2 of the nominal entries"),

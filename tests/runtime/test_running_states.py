@@ -118,6 +118,7 @@ def test_a_resumed_scan_gives_the_uncut_rows(fn: str, options: dict[str, Any],
     cut = min(cut, len(values))
     head, carried = running_scan(described, column.slice(0, cut),
                                  starts[starts < cut] if cut else starts[:1], None, False)
-    later = np.r_[0, starts[starts > cut] - cut + 1].astype(np.int64)  # behind a virtual row
+    # behind a virtual row; a segment starting at the cut restarts at the first real row
+    later = np.r_[0, starts[starts >= cut] - cut + 1].astype(np.int64)
     tail, _ = running_scan(described, column.slice(cut), later, carried, True)
     assert head.to_pylist() + tail.to_pylist()[1:] == whole.to_pylist()

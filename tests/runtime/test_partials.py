@@ -15,6 +15,11 @@ on hold:
   integer and decimal sums are exact (an integer total beyond 64 bits raises
   `ArithmeticError`, though pane sums beyond them are fine), float results within a
   relative 1e-9;
+- the k-collections (`first_k`, `last_k`, `top_k`, `bottom_k`, over `k` from 1 to
+  beyond a group's rows) and `histogram` finish as lists and maps the oracle computes
+  from their rows in window order (top and bottom by Spark's order, equal values in
+  window order; histogram entries in ascending order of value, NaN one value, `-0.0`
+  counted as `0.0`);
 - where the state is exact (counts; integer and decimal sums and means: `inverse_of`),
   `remove` undoes `add` exactly, and `Definition.invertible` says so.
 
@@ -47,7 +52,7 @@ from jobs import built_in_job
 import wisp as ws
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.partials import ALGEBRAS, Chunk, Columns, Layout, inverse_of, partial_of
-from wisp.spec.aggregates import DEFINITIONS
+from wisp.spec.aggregates import DEFINITIONS, K_LISTS
 
 Row = dict[str, Any]
 NAN = math.nan
@@ -104,6 +109,10 @@ class Case:
             return pa.int64() if self.value_class == "integer" else pa.float64()
         if self.fn in ("mean", "variance", "stddev", "aggregate"):
             return pa.float64()
+        if self.fn in K_LISTS:
+            return pa.list_(self.kind)
+        if self.fn == "histogram":
+            return pa.map_(self.kind, pa.int64())
         return self.kind  # min, max, first, last, max_by, min_by: the input's type
 
     @property
@@ -131,6 +140,9 @@ CASES = [
     *cases(["first", "last", "max_by", "min_by", "count_distinct"],
            INTEGER, FLOAT, DECIMAL, BOOLEAN, STRING, DATE),
     *cases(["aggregate"], INTEGER, FLOAT, DECIMAL),
+    *cases(["first_k", "last_k", "histogram"], INTEGER, FLOAT, DECIMAL, BOOLEAN, STRING,
+           DATE),
+    *cases(["top_k", "bottom_k"], BIG_INTEGER, FLOAT, DECIMAL, STRING, DATE),
 ]
 """Every algebra over every value class it takes on stream panes."""
 
@@ -167,6 +179,8 @@ class Setting:
     order: tuple[str, ...]
     float_time: bool
     index: int
+    k: int = 3
+    """The k-collections' `k`."""
 
     @property
     def job(self) -> AggregateJob:
@@ -176,7 +190,8 @@ class Setting:
             return built_in_job("aggregate", "v", case.value_class, pa.float64(), None,
                                 definition=spread.definition, aggregator=Spread())
         return built_in_job(case.fn, "v", case.value_class, case.output, None,
-                            by="b" if case.by else None)
+                            by="b" if case.by else None,
+                            k=self.k if case.fn in K_LISTS else 0)
 
     def types(self) -> dict[str, pa.DataType]:
         kinds = {"v": self.case.kind, "b": BY_KINDS[self.by_kind][0]}
@@ -198,7 +213,8 @@ def settings_of(draw: st.DrawFn, case: Case) -> Setting:
     chosen = draw(st.lists(st.sampled_from(others), unique=True))
     order = draw(st.permutations([*chosen, "v"]))
     return Setting(case, draw(st.sampled_from(sorted(BY_KINDS))), tuple(order),
-                   draw(st.booleans()), draw(st.sampled_from([0, 1, 12])))
+                   draw(st.booleans()), draw(st.sampled_from([0, 1, 12])),
+                   draw(st.sampled_from([1, 2, 3, 20])))
 
 
 def rows_of(setting: Setting, nulls: bool = False) -> st.SearchStrategy[Row]:
@@ -381,12 +397,38 @@ def oracle(setting: Setting, rows: list[Row]) -> Any:
         return None if best is None else best["v"]
     if fn == "count_distinct":
         return len({spark_key(v) for v in values})
+    if fn in K_LISTS:
+        return k_list(fn, values, setting.k)
+    if fn == "histogram":
+        return histogram(values)
     assert fn == "aggregate"  # Spread: max - min, NaN the greatest
     if not values:
         return None
     if nan:
         return NAN
     return float(max(numbers)) - float(min(numbers))
+
+
+def k_list(fn: str, values: list[Any], k: int) -> list[Any]:
+    """`first_k`/`last_k`/`top_k`/`bottom_k` of non-null values in window order: top and
+    bottom by Spark's order, equal values in window order (a stable sort)."""
+    if fn == "first_k":
+        return values[:k]
+    if fn == "last_k":
+        return values[-k:]
+    return sorted(values, key=spark_key, reverse=fn == "top_k")[:k]
+
+
+def histogram(values: list[Any]) -> list[tuple[Any, int]]:
+    """Each distinct value (NaN one, `-0.0` as `0.0`) and its count, ascending, as a
+    map's entries."""
+    counts: dict[tuple[Any, ...], int] = {}
+    shown: dict[tuple[Any, ...], Any] = {}
+    for value in values:
+        key = spark_key(value)
+        counts[key] = counts.get(key, 0) + 1
+        shown[key] = 0.0 if isinstance(value, float) and value == 0 else value
+    return [(shown[key], counts[key]) for key in sorted(counts)]
 
 
 def overflows(setting: Setting, groups: Sequence[list[Row]]) -> bool:
@@ -404,6 +446,9 @@ def same(got: Any, want: Any, floating: bool, scale: float = 1.0) -> bool:
         return got is None and want is None
     if type(got) is not type(want):
         return False
+    if isinstance(got, (list, tuple)):  # k-lists, a map's entries and each entry
+        return len(got) == len(want) and all(
+            same(a, b, floating, scale) for a, b in zip(got, want, strict=True))
     if isinstance(got, float):
         if math.isnan(got) or math.isnan(want):
             return math.isnan(got) and math.isnan(want)

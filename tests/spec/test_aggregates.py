@@ -100,7 +100,8 @@ def test_every_factory_has_a_definition() -> None:
     specs = [getattr(agg, fn)("v") for fn in BUILTINS] + [
         agg.count(), agg.udaf(p90, "v"), agg.quantile("v", 0.9), agg.median("v"),
         agg.count_distinct("v"), agg.max_by("v", "w"), agg.min_by("v", "w"),
-        agg.ewm_mean("v", half_life="1s")]
+        agg.ewm_mean("v", half_life="1s"),
+        *[getattr(agg, fn)("v", 3) for fn in agg.K_LISTS], agg.histogram("v")]
     assert {spec.fn for spec in specs} == set(DEFINITIONS)
     for spec in specs:
         assert spec.definition is DEFINITIONS[spec.fn]

@@ -51,6 +51,9 @@ def spark_sort_key(value: object) -> tuple[Any, ...]:
         return (0,)
     if isinstance(value, (list, tuple)):
         return (1, tuple(spark_sort_key(item) for item in value))
+    if isinstance(value, dict):  # a map: its entries by key (only a tie-break here)
+        return (1, tuple(sorted((spark_sort_key(k), spark_sort_key(v))
+                                for k, v in value.items())))
     if _is_nan(value):
         return (2,)
     return (1, value)
@@ -236,6 +239,17 @@ def _ticks(t: Any) -> Any:
     return t
 
 
+def _histogram(values: list[Any]) -> dict[Any, int]:
+    """Each distinct value's count, as Spark groups values (one NaN, `-0.0` as `0.0`)."""
+    counts: dict[tuple[Any, ...], int] = {}
+    shown: dict[tuple[Any, ...], Any] = {}
+    for value in values:
+        key = spark_sort_key(value)
+        counts[key] = counts.get(key, 0) + 1
+        shown[key] = 0.0 if isinstance(value, float) and value == 0 else value
+    return {shown[key]: counts[key] for key in sorted(counts)}
+
+
 def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
     """One aggregation over one window's rows (in window order); null where the window
     holds fewer than `agg.min_count` non-null values of its counted column (rows for
@@ -286,6 +300,12 @@ def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
         return len({spark_sort_key(v) for v in values})
     if agg.fn == "ewm_mean":
         return _ewm_mean(agg, present, time)
+    if agg.fn in ("first_k", "last_k"):
+        return values[:agg.k] if agg.fn == "first_k" else values[-agg.k:]
+    if agg.fn in ("top_k", "bottom_k"):  # a stable sort: equal values in window order
+        return sorted(values, key=spark_sort_key, reverse=agg.fn == "top_k")[:agg.k]
+    if agg.fn == "histogram":
+        return _histogram(values)
     raise NotImplementedError(f"the oracle has no aggregation {agg.fn!r}")
 
 
@@ -402,6 +422,10 @@ _MISSING = object()
 
 
 def _values_match(a: Any, b: Any, rel: float, scale: float) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):  # maps: their entries by key
+        return _values_match(sorted(a.items(), key=lambda e: spark_sort_key(e[0])),
+                             sorted(b.items(), key=lambda e: spark_sort_key(e[0])),
+                             rel, scale)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_values_match(x, y, rel, scale)
                                         for x, y in zip(a, b, strict=True))
@@ -421,7 +445,8 @@ def assert_rows_match(actual: list[Row], expected: list[Row], rel: float = 1e-9,
                       scales: dict[str, float] | None = None) -> None:
     """Row by row, column by column: exact for ints, strings, bools, None; floats equal
     when both NaN, equal, or close (`rel_tol=rel`, `abs_tol=rel * scales[column]`, the
-    scale defaulting to 1.0); lists element-wise by the same rule."""
+    scale defaulting to 1.0); lists element-wise by the same rule, maps (dicts) entry
+    by entry in key order."""
     scales = scales or {}
     for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
         names = list(want) + [c for c in got if c not in want]

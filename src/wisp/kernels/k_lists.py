@@ -10,10 +10,13 @@ ties by window order) and `histogram` (each distinct value's count).
   every key distinct; each frame's `j`-th smallest key, for every `j < min(k, size)`,
   is one descent of a wavelet matrix over the keys (`order_stats.WaveletMatrix`), all
   (frame, j) pairs together, one vector step per bit: O((n + output) log n), whatever
-  the frames' widths, never re-reading a frame's members.
+  the frames' widths, never re-reading a frame's members. Frames about as wide as `k`
+  (`NARROW`) sort their members' keys instead, which is cheaper there.
 - `frame_value_counts`: each frame's distinct value ranks and their counts, ascending.
-  Its output is as large as the frame's distinct values, so the frame's members are
-  grouped (one sort of (frame, rank) pairs), a bounded batch of frames at a time.
+  Its output is as large as the frame's distinct values. Few distinct values over wide
+  frames: prefix counts of each value, a frame's counts their differences (O((n + m)
+  * distinct values), whatever the widths); else the frame's members are grouped (one
+  sort of (frame, value) pairs), a bounded batch of frames at a time.
 
 Positions are into the sequence; the caller turns them into values (Arrow `take`).
 Nothing here reads Arrow.
@@ -36,6 +39,11 @@ PAIRS_PER_BATCH = 1 << 21
 """(frame, member) pairs one vector step handles at most (`frame_best_k`,
 `frame_value_counts` group their frames into batches of about this many): bounds the
 temporaries whatever the frames' widths."""
+
+
+NARROW = 4
+"""`frame_best_k` sorts each frame's members where they are at most this many times
+the values it keeps (frames about as wide as `k`), else descends the wavelet matrix."""
 
 
 def _offsets(lengths: IntArray) -> IntArray:
@@ -97,6 +105,16 @@ def frame_best_k(ranks: IntArray, valid: BoolArray, lo: IntArray, hi: IntArray, 
     order = np.lexsort((sequence, -data if largest else data))
     keys = np.empty(len(present), dtype=np.int64)
     keys[order] = sequence
+    sizes = (end - begin).astype(np.int64)
+    if int(sizes.sum()) <= NARROW * len(positions):  # frames not much wider than k
+        for a, b in _batches(sizes):
+            part, take = sizes[a:b], lengths[a:b]
+            local = np.repeat(np.arange(b - a, dtype=np.int64), part)
+            members = np.repeat(begin[a:b], part) + _within(part, _offsets(part))
+            ordered = np.sort(local * len(present) + keys[members])
+            picks = np.repeat(_offsets(part)[:-1], take) + _within(take, _offsets(take))
+            positions[offsets[a]:offsets[b]] = present[order[ordered[picks] % len(present)]]
+        return Lists(offsets, positions)
     matrix = WaveletMatrix.build(keys)
     for a, b in _batches(lengths):
         part = lengths[a:b]
@@ -111,23 +129,62 @@ def frame_value_counts(ranks: IntArray, valid: BoolArray, lo: IntArray, hi: IntA
                        ) -> tuple[IntArray, IntArray, IntArray]:
     """Each frame's distinct non-null value ranks in ascending order and how many of
     the frame's values have each: `(offsets, ranks, counts)`, frame `i`'s entries at
-    `[offsets[i], offsets[i + 1])`."""
+    `[offsets[i], offsets[i + 1])`. By prefix counts of each distinct value where that
+    costs less than grouping the frames' members (few distinct values, wide frames),
+    else by grouping them."""
     present, begin, end = compact_frames(valid, lo, hi)
     sizes = (end - begin).astype(np.int64)
-    data = ranks[present].astype(np.int64)
-    span = int(data.max(initial=0)) + 1
-    distinct = np.zeros(len(lo), dtype=np.int64)
-    found_ranks: list[IntArray] = []
-    found_counts: list[IntArray] = []
+    distinct, codes = np.unique(ranks[present].astype(np.int64), return_inverse=True)
+    codes = codes.astype(np.int64).reshape(-1)
+    if len(distinct) * (len(present) + len(lo)) <= 2 * int(sizes.sum()):
+        frames, found, counts = _prefix_counts(codes, len(distinct), begin, end)
+    else:
+        frames, found, counts = _grouped_counts(codes, len(distinct), begin, sizes)
+    return _offsets(np.bincount(frames, minlength=len(lo)).astype(np.int64)), \
+        distinct[found], counts
+
+
+def _grouped_counts(codes: IntArray, distinct: int, begin: IntArray, sizes: IntArray
+                    ) -> tuple[IntArray, IntArray, IntArray]:
+    """(frame, value code, count) of each frame's distinct values, frame by frame and
+    ascending: one sort of each batch of frames' (frame, code) pairs."""
+    found: list[tuple[IntArray, IntArray, IntArray]] = []
     for a, b in _batches(sizes):
         part = sizes[a:b]
         local = np.repeat(np.arange(b - a, dtype=np.int64), part)
         members = np.repeat(begin[a:b], part) + _within(part, _offsets(part))
-        keys, counts = np.unique(local * span + data[members], return_counts=True)
-        owners = keys // span
-        distinct[a:b] = np.bincount(owners, minlength=b - a)
-        found_ranks.append(keys - owners * span)
-        found_counts.append(counts.astype(np.int64))
+        keys, counts = np.unique(local * distinct + codes[members], return_counts=True)
+        owners = keys // distinct
+        found.append((owners + a, keys - owners * distinct, counts.astype(np.int64)))
+    return _joined(found)
+
+
+def _prefix_counts(codes: IntArray, distinct: int, begin: IntArray, end: IntArray
+                   ) -> tuple[IntArray, IntArray, IntArray]:
+    """(frame, value code, count) of each frame's distinct values, frame by frame and
+    ascending: the prefix counts of a block of values at a time (`PAIRS_PER_BATCH`
+    cells), each frame's counts their differences."""
+    found: list[tuple[IntArray, IntArray, IntArray]] = []
+    block = max(1, PAIRS_PER_BATCH // (max(len(codes), len(begin)) + 1))
+    narrow = np.int32 if len(codes) < 2**31 - 1 else np.int64
+    for first in range(0, distinct, block):
+        values = np.arange(first, min(first + block, distinct), dtype=np.int64)
+        prefix = np.zeros((len(codes) + 1, len(values)), dtype=narrow)
+        np.cumsum(codes[:, None] == values[None, :], axis=0, out=prefix[1:])
+        counts = (prefix[end] - prefix[begin]).ravel()
+        held = np.flatnonzero(counts)  # frame by frame, values ascending
+        found.append((held // len(values), values[held % len(values)],
+                      counts[held].astype(np.int64)))
+    frames, found_codes, counts = _joined(found)
+    if len(found) > 1:  # blocks ascend: a stable sort by frame keeps values ascending
+        order = np.argsort(frames, kind="stable")
+        frames, found_codes, counts = frames[order], found_codes[order], counts[order]
+    return frames, found_codes, counts
+
+
+def _joined(parts: list[tuple[IntArray, IntArray, IntArray]]
+            ) -> tuple[IntArray, IntArray, IntArray]:
     empty = np.zeros(0, dtype=np.int64)
-    return (_offsets(distinct), np.concatenate([empty, *found_ranks]),
-            np.concatenate([empty, *found_counts]))
+    return (np.concatenate([empty, *(p[0] for p in parts)]),
+            np.concatenate([empty, *(p[1] for p in parts)]),
+            np.concatenate([empty, *(p[2] for p in parts)]))

@@ -51,6 +51,9 @@ def spark_sort_key(value: object) -> tuple[Any, ...]:
         return (0,)
     if isinstance(value, (list, tuple)):
         return (1, tuple(spark_sort_key(item) for item in value))
+    if isinstance(value, dict):  # a map: its entries by key (only a tie-break here)
+        return (1, tuple(sorted((spark_sort_key(k), spark_sort_key(v))
+                                for k, v in value.items())))
     if _is_nan(value):
         return (2,)
     return (1, value)
@@ -184,39 +187,6 @@ def _quantile(values: list[Any], q: float, method: str) -> float | None:
     return a + (b - a) * gamma
 
 
-K_LIST_FNS = ("first_k", "last_k", "top_k", "bottom_k")
-
-
-def _k_list(fn: str, values: list[Any], k: int) -> list[Any]:
-    """The first / last `k` values in window order, or the `k` largest (largest first) /
-    smallest in Spark's order (NaN greatest), equal values in window order."""
-    if fn == "first_k":
-        return values[:k]
-    if fn == "last_k":
-        return values[-k:]
-    ranked = sorted(values, key=spark_sort_key, reverse=fn == "top_k")
-    return ranked[:k]
-
-
-def histogram_items(values: Any) -> list[list[Any]]:
-    """A histogram (a map, or the values it counts) as `[value, count]` pairs in Spark's
-    order of the values, so that maps with NaN keys compare: values Spark groups
-    together (NaN, `-0.0` and `0.0`) count as one."""
-    if isinstance(values, dict):
-        pairs = list(values.items())
-    else:
-        pairs = []
-        seen: dict[Any, int] = {}
-        for value in values:
-            group = spark_sort_key(value)
-            if group not in seen:
-                seen[group] = len(pairs)
-                pairs.append((value, 0))
-            at = seen[group]
-            pairs[at] = (pairs[at][0], pairs[at][1] + 1)
-    return [[v, n] for v, n in sorted(pairs, key=lambda pair: spark_sort_key(pair[0]))]
-
-
 def _inclusive_quantiles(values: list[Any], agg: Aggregation) -> Any:
     """What a quantiles sketch that holds every value (a window of at most `k` values)
     answers: for each `q`, the smallest value whose count of values at or below it
@@ -283,6 +253,17 @@ def _ticks(t: Any) -> Any:
     return t
 
 
+def _histogram(values: list[Any]) -> dict[Any, int]:
+    """Each distinct value's count, as Spark groups values (one NaN, `-0.0` as `0.0`)."""
+    counts: dict[tuple[Any, ...], int] = {}
+    shown: dict[tuple[Any, ...], Any] = {}
+    for value in values:
+        key = spark_sort_key(value)
+        counts[key] = counts.get(key, 0) + 1
+        shown[key] = 0.0 if isinstance(value, float) and value == 0 else value
+    return {shown[key]: counts[key] for key in sorted(counts)}
+
+
 def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
     """One aggregation over one window's rows (in window order); null where the window
     holds fewer than `agg.min_count` non-null values of its counted column (rows for
@@ -333,10 +314,12 @@ def aggregate(agg: Aggregation, window: list[Row], time: str) -> Any:
         return len({spark_sort_key(v) for v in values})
     if agg.fn == "ewm_mean":
         return _ewm_mean(agg, present, time)
-    if agg.fn in K_LIST_FNS:
-        return _k_list(agg.fn, values, agg.k)
+    if agg.fn in ("first_k", "last_k"):
+        return values[:agg.k] if agg.fn == "first_k" else values[-agg.k:]
+    if agg.fn in ("top_k", "bottom_k"):  # a stable sort: equal values in window order
+        return sorted(values, key=spark_sort_key, reverse=agg.fn == "top_k")[:agg.k]
     if agg.fn == "histogram":
-        return histogram_items(values)
+        return _histogram(values)
     if agg.fn in ("hll_sketch", "theta_sketch", "approx_count_distinct"):
         return len({spark_sort_key(v) for v in values if v != ""})
     if agg.fn in ("kll_sketch", "approx_quantile"):
@@ -457,6 +440,10 @@ _MISSING = object()
 
 
 def _values_match(a: Any, b: Any, rel: float, scale: float) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):  # maps: their entries by key
+        return _values_match(sorted(a.items(), key=lambda e: spark_sort_key(e[0])),
+                             sorted(b.items(), key=lambda e: spark_sort_key(e[0])),
+                             rel, scale)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_values_match(x, y, rel, scale)
                                         for x, y in zip(a, b, strict=True))
@@ -476,7 +463,8 @@ def assert_rows_match(actual: list[Row], expected: list[Row], rel: float = 1e-9,
                       scales: dict[str, float] | None = None) -> None:
     """Row by row, column by column: exact for ints, strings, bools, None; floats equal
     when both NaN, equal, or close (`rel_tol=rel`, `abs_tol=rel * scales[column]`, the
-    scale defaulting to 1.0); lists element-wise by the same rule."""
+    scale defaulting to 1.0); lists element-wise by the same rule, maps (dicts) entry
+    by entry in key order."""
     scales = scales or {}
     for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
         names = list(want) + [c for c in got if c not in want]

@@ -18,6 +18,11 @@ on hold:
 - sketches (HLL, theta, KLL): the result is the sketch of all the group's values built
   at once, bytes for bytes for HLL and theta (wisp's sketches are canonical), by what
   it holds for KLL;
+- the k-collections (`first_k`, `last_k`, `top_k`, `bottom_k`, over `k` from 1 to
+  beyond a group's rows) and `histogram` finish as lists and maps the oracle computes
+  from their rows in window order (top and bottom by Spark's order, equal values in
+  window order; histogram entries in ascending order of value, NaN one value, `-0.0`
+  counted as `0.0`);
 - where the state is exact (counts; integer and decimal sums and means: `inverse_of`),
   `remove` undoes `add` exactly, and `Definition.invertible` says so.
 
@@ -52,7 +57,7 @@ import wisp as ws
 from wisp.runtime.aggregate import AggregateJob
 from wisp.runtime.partials import ALGEBRAS, Chunk, Columns, Layout, inverse_of, partial_of
 from wisp.runtime.sketches import FAMILIES
-from wisp.spec.aggregates import DEFINITIONS
+from wisp.spec.aggregates import DEFINITIONS, K_LISTS
 
 Row = dict[str, Any]
 NAN = math.nan
@@ -111,6 +116,10 @@ class Case:
             return pa.float64()
         if self.fn in SKETCHES:
             return pa.int64() if self.fn == "approx_count_distinct" else pa.binary()
+        if self.fn in K_LISTS:
+            return pa.list_(self.kind)
+        if self.fn == "histogram":
+            return pa.map_(self.kind, pa.int64())
         return self.kind  # min, max, first, last, max_by, min_by: the input's type
 
     @property
@@ -150,6 +159,9 @@ CASES = [
     *cases(["hll_sketch", "theta_sketch", "approx_count_distinct"], BIG_INTEGER, FLOAT,
            STRING),
     *cases(["kll_sketch", "approx_quantile"], BIG_INTEGER, FLOAT, BIG_DECIMAL),
+    *cases(["first_k", "last_k", "histogram"], INTEGER, FLOAT, DECIMAL, BOOLEAN, STRING,
+           DATE),
+    *cases(["top_k", "bottom_k"], BIG_INTEGER, FLOAT, DECIMAL, STRING, DATE),
 ]
 """Every algebra over every value class it takes on stream panes."""
 
@@ -186,6 +198,8 @@ class Setting:
     order: tuple[str, ...]
     float_time: bool
     index: int
+    k: int = 3
+    """The k-collections' `k`."""
 
     @property
     def job(self) -> AggregateJob:
@@ -198,6 +212,8 @@ class Setting:
         if case.fn in SKETCHES:
             sizes = {"lg_k": THETA_LG_K if case.fn == "theta_sketch" else SKETCH_SIZES["lg_k"],
                      "k": SKETCH_SIZES["k"]}
+        if case.fn in K_LISTS:
+            sizes = {"k": self.k}
         return built_in_job(case.fn, "v", case.value_class, case.output, None,
                             by="b" if case.by else None, **sizes)
 
@@ -221,7 +237,8 @@ def settings_of(draw: st.DrawFn, case: Case) -> Setting:
     chosen = draw(st.lists(st.sampled_from(others), unique=True))
     order = draw(st.permutations([*chosen, "v"]))
     return Setting(case, draw(st.sampled_from(sorted(BY_KINDS))), tuple(order),
-                   draw(st.booleans()), draw(st.sampled_from([0, 1, 12])))
+                   draw(st.booleans()), draw(st.sampled_from([0, 1, 12])),
+                   draw(st.sampled_from([1, 2, 3, 20])))
 
 
 def rows_of(setting: Setting, nulls: bool = False) -> st.SearchStrategy[Row]:
@@ -419,6 +436,10 @@ def oracle(setting: Setting, rows: list[Row]) -> Any:
         return len({spark_key(v) for v in values})
     if fn in SKETCHES:
         return sketched(setting, values)
+    if fn in K_LISTS:
+        return k_list(fn, values, setting.k)
+    if fn == "histogram":
+        return histogram(values)
     assert fn == "aggregate"  # Spread: max - min, NaN the greatest
     if not values:
         return None
@@ -439,6 +460,26 @@ def sketched(setting: Setting, values: list[Any]) -> Any:
     family.update(sketch, family.values(job, column, valid))
     blob = family.combine(job, [sketch])
     return decoded(setting, family.result(job, [blob]).to_pylist()[0])
+def k_list(fn: str, values: list[Any], k: int) -> list[Any]:
+    """`first_k`/`last_k`/`top_k`/`bottom_k` of non-null values in window order: top and
+    bottom by Spark's order, equal values in window order (a stable sort)."""
+    if fn == "first_k":
+        return values[:k]
+    if fn == "last_k":
+        return values[-k:]
+    return sorted(values, key=spark_key, reverse=fn == "top_k")[:k]
+
+
+def histogram(values: list[Any]) -> list[tuple[Any, int]]:
+    """Each distinct value (NaN one, `-0.0` as `0.0`) and its count, ascending, as a
+    map's entries."""
+    counts: dict[tuple[Any, ...], int] = {}
+    shown: dict[tuple[Any, ...], Any] = {}
+    for value in values:
+        key = spark_key(value)
+        counts[key] = counts.get(key, 0) + 1
+        shown[key] = 0.0 if isinstance(value, float) and value == 0 else value
+    return [(shown[key], counts[key]) for key in sorted(counts)]
 
 
 def overflows(setting: Setting, groups: Sequence[list[Row]]) -> bool:
@@ -456,6 +497,9 @@ def same(got: Any, want: Any, floating: bool, scale: float = 1.0) -> bool:
         return got is None and want is None
     if type(got) is not type(want):
         return False
+    if isinstance(got, (list, tuple)):  # k-lists, a map's entries and each entry
+        return len(got) == len(want) and all(
+            same(a, b, floating, scale) for a, b in zip(got, want, strict=True))
     if isinstance(got, float):
         if math.isnan(got) or math.isnan(want):
             return math.isnan(got) and math.isnan(want)

@@ -27,6 +27,7 @@ from ..spec.aggregates import (
     snake_case,
 )
 from .codec import decimal_from_unscaled, dense_ranks, null_mask, numeric_values, validity
+from .k_lists import FRAME_KERNELS as K_LIST_FRAMES
 from .limits import check_blob
 from .sketches import frame_sketches
 
@@ -242,10 +243,12 @@ FRAME_KERNELS: dict[str, FrameAggregate] = {
     "hll": frame_sketches,
     "theta": frame_sketches,
     "kll": frame_sketches,
+    **K_LIST_FRAMES,
 }
 """One aggregation over every frame of a key's run, by its algebra
 (`Definition.algebra`; `count()` of rows aside, which has no column). The time-weighted
-mean has none: only the interval kernels, which clip lifetimes, compute it."""
+mean has none: only the interval kernels, which clip lifetimes, compute it. The
+k-collections' and the histogram's are `k_lists.FRAME_KERNELS`."""
 
 
 def quantiles(job: AggregateJob, column: pa.Array, valid: npt.NDArray[np.bool_],

@@ -183,10 +183,16 @@ ALIVE_KERNELS: dict[str, AliveAggregate] = {
     "hll": _listed,
     "theta": _listed,
     "kll": _listed,
+    "first_k": _listed,
+    "last_k": _listed,
+    "top_k": _listed,
+    "bottom_k": _listed,
+    "histogram": _listed,
 }
 """One aggregation at every position over the items alive there, by its algebra
 (`Definition.algebra`; `count()` of rows aside, which has no column). Quantiles,
-distinct counts, max_by/min_by, a user's aggregator and the sketches are computed over
-each position's listed items (`listed`). The time-weighted mean comes here only where every
-item alive at a position lives through all of its window (snapshot windows:
+distinct counts, max_by/min_by, a user's aggregator, the sketches, the k-collections
+and the histogram are computed over each position's listed items (`listed`). The
+time-weighted mean comes here only where every item alive at a position lives
+through all of its window (snapshot windows:
 `SnapshotKernel.needs_members`), so that its weights are equal: the mean."""

@@ -31,6 +31,9 @@ NaN last).
 - `max_by`/`min_by`: the value, `by`, its time and tie-break columns.
 - `count_distinct`: the set of distinct values, as a list (NaN one value, `-0.0` as
   `0.0`, as Spark counts them).
+- `first_k`/`last_k`/`top_k`/`bottom_k`: at most `k` values with their times and
+  tie-break columns, as lists; `histogram`: distinct values and their counts, as two
+  lists (`runtime.k_lists`).
 - a user's `Aggregator` (commutative): its state, pickled.
 - `hll`, `theta`, `kll` (the sketches, `runtime.sketches`): each group's sketch,
   serialized; merged by union, finished canonical.
@@ -52,8 +55,9 @@ from ..spec.aggregates import check_state
 from .aggregate import AggregateJob, naming_errors, udaf_values, user_array
 from .codec import decimal_from_unscaled, decimal_unscaled, null_mask, numeric_values
 from .grouping import normalized
+from .k_lists import Histogram, KList
 from .sketches import FAMILIES, SketchPartial
-from .sorting import sort_order
+from .sorting import order_ranks
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -420,16 +424,6 @@ class Extreme:
         return pa.array(extreme, pa.int64(), mask=null_mask(n > 0)).cast(job.output_type)
 
 
-def order_ranks(keys: list[pa.Array]) -> IntArray:
-    """Each row's position in window order by `keys` (time, then the tie-break columns,
-    Spark's ascending order); equal rows keep their order."""
-    table = pa.table(keys, names=[f"k{j}" for j in range(len(keys))])
-    indices = sort_order(table, tuple(table.column_names)).to_numpy()
-    ranks = np.empty(len(indices), dtype=np.int64)
-    ranks[indices] = np.arange(len(indices))
-    return ranks
-
-
 def by_ranks(by: pa.Array) -> IntArray:
     """Each value's dense rank, ascending (equal values one rank, NaN the greatest)."""
     ranks = pc.rank(by, sort_keys="ascending", tiebreaker="dense")
@@ -622,6 +616,11 @@ ALGEBRAS: dict[str, Partial] = {
     "count_distinct": Distinct(),
     "aggregator": UserState(),
     **{algebra: SketchPartial(family) for algebra, family in FAMILIES.items()},
+    "first_k": KList(),
+    "last_k": KList(latest=True),
+    "top_k": KList(by_value=True, largest=True),
+    "bottom_k": KList(by_value=True, largest=False),
+    "histogram": Histogram(),
 }
 """The partial state of each mergeable aggregation, by its definition's `algebra`."""
 

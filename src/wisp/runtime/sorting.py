@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -85,6 +86,16 @@ def sort_order(table: pa.Table, columns: tuple[str, ...]) -> pa.Array:
 
 _PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
 """pyarrow 25 moved the null placement into each sort key (and deprecated the option)."""
+
+
+def order_ranks(keys: list[pa.Array]) -> npt.NDArray[np.int64]:
+    """Each row's position in window order by `keys` (time, then the tie-break columns,
+    Spark's ascending order); equal rows keep their order."""
+    table = pa.table(keys, names=[f"k{j}" for j in range(len(keys))])
+    indices = sort_order(table, tuple(table.column_names)).to_numpy()
+    ranks = np.empty(len(indices), dtype=np.int64)
+    ranks[indices] = np.arange(len(indices))
+    return ranks
 
 
 def sorted_batches(batches: Iterable[pa.RecordBatch], columns: tuple[str, ...],

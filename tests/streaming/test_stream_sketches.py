@@ -90,9 +90,9 @@ def test_sketches_ride_on_panes_and_lists_on_the_rows(streaming: SparkSession,
     (tmp_path / "in").mkdir()
     ev = ws.events(source(streaming, tmp_path / "in"), time="ts", key="k", lateness="5s")
     panes: DataFrame = ev.window(ws.Tumbling("10s")).agg(*SKETCHES)
-    assert "Strategy stream-panes" in ws.explain(panes)
+    assert "Structured Streaming on stream-panes" in ws.explain(panes)
     rows: DataFrame = ev.window(ws.Tumbling("10s")).agg(ws.top_k("v", 2))
-    assert "Strategy stream-panes" not in ws.explain(rows)
+    assert "Strategy stream: Structured Streaming: rows grouped by key" in ws.explain(rows)
 
 
 def test_running_windows_refuse_a_histogram_on_a_stream(streaming: SparkSession,

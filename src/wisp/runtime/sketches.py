@@ -21,9 +21,10 @@ What the values are, as the library hashes them:
 Every HLL and theta sketch wisp outputs is canonical: a function of the set of values
 alone, whatever their order and whatever the parts they were split into and merged
 from, so a stream's result is a batch's, bytes for bytes (`Hll.combine`,
-`Theta.combine`). A KLL sketch is randomized by the library: it is exact while a window
-holds at most `k` values and within the sketch's normalized rank error beyond, and its
-bytes (and the quantiles beyond `k` values) may differ between runs, as Spark's own.
+`Theta.combine`). A KLL sketch is exact while a window holds at most `k` values, and
+then canonical too (its values written in ascending order, `Kll.combine`); beyond, the
+library compacts it at random: within the sketch's normalized rank error, its bytes
+(and quantiles) may differ between runs, as Spark's own.
 
 Empty windows give the empty sketch's bytes (Spark's `hll_sketch_agg`,
 `theta_sketch_agg` and `kll_sketch_agg_double` give it for a group without values,
@@ -264,11 +265,20 @@ class Kll:
         return ds.kll_doubles_sketch.deserialize(blob)
 
     def combine(self, job: AggregateJob, parts: Sequence[Any]) -> bytes:
+        """The merge of `parts`; while it holds every value (at most `k`: not in
+        estimation mode), made again from its values in ascending order, so that its
+        bytes are a function of the values alone (the library keeps them in arrival
+        order), as a stream's sketch must equal the batch's."""
         if len(parts) == 1:
-            return self.blob(parts[0])
-        merged = self.new(job)
-        for part in parts:
-            merged.merge(part)
+            merged = parts[0]
+        else:
+            merged = self.new(job)
+            for part in parts:
+                merged.merge(part)
+        if not merged.is_estimation_mode() and merged.n > 1:
+            ordered = self.new(job)
+            ordered.update(np.sort(np.array([item for item, _ in merged], np.float64)))
+            merged = ordered
         return self.blob(merged)
 
     def max_bytes(self, job: AggregateJob) -> int:

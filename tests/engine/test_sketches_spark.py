@@ -181,3 +181,17 @@ def test_bad_sketch_arguments_are_named(frame: DataFrame) -> None:
     with pytest.raises(WispError, match=re.escape(
             "`col` must be a numeric column for kll_sketch(), found \"string column 's'\"")):
         events(frame).agg(ws.kll_sketch("s"))
+
+
+def test_explain_names_each_sketch_and_its_error(frame: DataFrame) -> None:
+    out = events(frame).window(ws.Rows(-9, 0)).agg(
+        ws.approx_count_distinct("v", lg_k=14), ws.theta_sketch("s"),
+        ws.approx_quantile("x", [0.5, 0.9], k=400), ws.count())
+    text = ws.explain(out)
+    assert ("Sketches: approx_count_distinct_v from an HLL sketch of 2^14 buckets "
+            "(relative standard error 0.81%); theta_sketch_s from a theta sketch of 2^12 "
+            "nominal entries (relative standard error 1.6%); approx_quantiles_x from a KLL "
+            "sketch with k = 400 (normalized rank error 0.68%; exact up to 400 values).") \
+        in text
+    assert "Sketches:" not in ws.explain(events(frame).window(ws.Rows(-9, 0)).agg(
+        ws.count_distinct("v")))

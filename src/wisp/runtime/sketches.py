@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import datasketches as ds
 import numpy as np
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from .partials import Chunk, Columns, IntArray, Layout
 
 Mask = npt.NDArray[np.bool_]
+T = TypeVar("T")
 
 HLL_MODE_BYTE = 7
 """HLL serialized preamble: the byte whose low two bits are the mode (0: a list of
@@ -185,6 +187,26 @@ class Hll(Hashing):
     def estimate(self, job: AggregateJob, blob: bytes) -> float:
         return float(ds.hll_sketch.deserialize(blob).get_estimate())
 
+    def estimate_parts(self, job: AggregateJob, parts: Sequence[Any]) -> float:
+        """`estimate` of `combine(parts)`, without the canonical bytes: a sketch of
+        coupons (list and set modes) estimates from its coupons whatever their order,
+        and one of registers is read as the canonical one is (marked out of order, its
+        update-order accumulator zeroed)."""
+        if len(parts) == 1:
+            merged = parts[0]
+        else:
+            union = ds.hll_union(job.lg_k)
+            for part in parts:
+                union.update(part)
+            merged = union.get_result(ds.tgt_hll_type.HLL_8)
+        blob = merged.serialize_compact()
+        if blob[HLL_MODE_BYTE] & 3 != 2:
+            return float(merged.get_estimate())
+        data = bytearray(blob)
+        data[HLL_FLAGS_BYTE] |= HLL_OUT_OF_ORDER
+        data[HLL_HIP_BYTES] = bytes(HLL_HIP_BYTES.stop - HLL_HIP_BYTES.start)
+        return float(ds.hll_sketch.deserialize(bytes(data)).get_estimate())
+
     def max_bytes(self, job: AggregateJob) -> int:
         return 40 + (1 << job.lg_k)
 
@@ -287,17 +309,28 @@ class Kll:
     def result(self, job: AggregateJob, combined: list[bytes]) -> pa.Array:
         if job.definition.output == "binary":
             return pa.array(combined, pa.binary()).cast(job.output_type)
-        results: list[Any] = []
-        for blob in combined:
-            sketch = self.load(job, blob)
-            if sketch.is_empty():
-                results.append(None)
-            elif job.qs is not None:
-                results.append([float(v) for v in sketch.get_quantiles(list(job.qs),
-                                                                        True)])
-            else:
-                results.append(float(sketch.get_quantile(job.q, True)))
-        return pa.array(results, job.output_type)
+        return pa.array([self.read(job, self.load(job, blob)) for blob in combined],
+                        job.output_type)
+
+    @staticmethod
+    def read(job: AggregateJob, sketch: Any) -> Any:
+        """The job's quantile(s) read from `sketch` (the inclusive search, as Spark's
+        `kll_sketch_get_quantile_double`); None for an empty sketch."""
+        if sketch.is_empty():
+            return None
+        if job.qs is not None:
+            return [float(v) for v in sketch.get_quantiles(list(job.qs), True)]
+        return float(sketch.get_quantile(job.q, True))
+
+    def read_parts(self, job: AggregateJob, parts: Sequence[Any]) -> Any:
+        """`read` of `combine(parts)` without its canonical bytes: the quantiles of the
+        merged sketch (the order of the values it holds does not change them)."""
+        if len(parts) == 1:
+            return self.read(job, parts[0])
+        merged = self.new(job)
+        for part in parts:
+            merged.merge(part)
+        return self.read(job, merged)
 
 
 FAMILIES: dict[str, Family] = {"hll": Hll(), "theta": Theta(), "kll": Kll()}
@@ -364,43 +397,66 @@ def valid_bounds(valid: Mask, positions: npt.NDArray[np.int64]) -> npt.NDArray[n
     return found
 
 
+DIRECT_VALUES = 16
+"""Frames of at most this many values are sketched from their values directly: adding
+them costs less than reading a stored suffix and a union."""
+
+
 def frame_sketches(f: Frames) -> pa.Array:
     """A sketch aggregation over every frame `[lo, hi)` of a key's run (a frame kernel,
-    `aggregate.FRAME_KERNELS`)."""
+    `aggregate.FRAME_KERNELS`). An HLL estimate is read from each frame's sketch without
+    making its canonical bytes (`Hll.estimate_parts`), and quantiles likewise
+    (`Kll.read_parts`)."""
     family = family_of(f.job)
     column = f.column
     values = family.values(f.job, column, validity(column))
     lo = valid_bounds(f.valid, f.lo)
     hi = valid_bounds(f.valid, f.hi)
-    combined = frame_blobs(family, f.job, values, lo, hi)
-    return family.result(f.job, combined)
+    if isinstance(family, Hll) and f.job.definition.output != "binary":
+        estimates = frame_items(family, f.job, values, lo, hi,
+                                partial(family.estimate_parts, f.job))
+        return pa.array(round_half_up(np.array(estimates, dtype=np.float64)),
+                        pa.int64()).cast(f.job.output_type)
+    if isinstance(family, Kll) and f.job.definition.output != "binary":
+        return pa.array(frame_items(family, f.job, values, lo, hi,
+                                    partial(family.read_parts, f.job)), f.job.output_type)
+    return family.result(f.job, frame_blobs(family, f.job, values, lo, hi))
 
 
 def frame_blobs(family: Family, job: AggregateJob, values: Any,
                 lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> list[bytes]:
-    """The canonical sketch of `values[lo[j]:hi[j]]` for every frame `j`: by
-    `two_stacks` when neither bound ever decreases (sliding and running frames), else
-    each frame's values added anew."""
+    """The canonical sketch of `values[lo[j]:hi[j]]` for every frame `j`."""
+    return frame_items(family, job, values, lo, hi, partial(family.combine, job))
+
+
+def frame_items(family: Family, job: AggregateJob, values: Any,
+                lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+                finish: Callable[[list[Any]], T]) -> list[T]:
+    """`finish` of the sketches whose union is the sketch of `values[lo[j]:hi[j]]`, for
+    every frame `j`: by `two_stacks` when neither bound ever decreases (sliding and
+    running frames), else each frame's values added anew."""
     if len(lo) > 1 and ((np.diff(lo) < 0).any() or (np.diff(hi) < 0).any()):
         out = []
         for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
             sketch = family.new(job)
             family.update(sketch, values[a:b])
-            out.append(family.combine(job, [sketch]))
+            out.append(finish([sketch]))
         return out
-    return two_stacks(family, job, values, lo, hi)
+    return two_stacks(family, job, values, lo, hi, finish)
 
 
 def two_stacks(family: Family, job: AggregateJob, values: Any,
-               lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> list[bytes]:
+               lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+               finish: Callable[[list[Any]], T]) -> list[T]:
     """Frames whose bounds never decrease, each value added about twice whatever the
     frames' length: the run is cut at pivots so that each frame spans one; the frames
     spanning pivot `p` read the sketch of `values[lo:p]` (a suffix of the segment
     before `p`, stored for each `lo` a frame starts at) and the one sketch of
     `values[p:hi]` (growing as `hi` does), one union a frame. A new pivot is the `hi`
-    of the first frame starting past the last one, so segments never overlap."""
-    empty = family.combine(job, [])
-    out: list[bytes] = []
+    of the first frame starting past the last one, so segments never overlap. A frame
+    of at most `DIRECT_VALUES` values is sketched from its values instead."""
+    empty = finish([])
+    out: list[T] = []
     pivot = -1
     stored: dict[int, bytes] = {}
     marks: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
@@ -409,6 +465,11 @@ def two_stacks(family: Family, job: AggregateJob, values: Any,
     for j, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
         if a >= b:
             out.append(empty)
+            continue
+        if b - a <= DIRECT_VALUES:
+            direct = family.new(job)
+            family.update(direct, values[a:b])
+            out.append(finish([direct]))
             continue
         if a > pivot or front is None:
             starts = np.unique(lo[j:j + int(np.searchsorted(lo[j:], b))])
@@ -429,7 +490,7 @@ def two_stacks(family: Family, job: AggregateJob, values: Any,
                 parts.append(between)
         if b > pivot:
             parts.append(front)
-        out.append(family.combine(job, parts))
+        out.append(finish(parts))
     return out
 
 

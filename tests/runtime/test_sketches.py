@@ -30,7 +30,7 @@ from jobs import built_in_job
 
 from wisp.runtime.aggregate import AggregateJob, aggregate
 from wisp.runtime.partials import Chunk, Layout, partial_of
-from wisp.runtime.sketches import FAMILIES, canonical_hll
+from wisp.runtime.sketches import FAMILIES, Hll, Kll, canonical_hll
 
 
 def job(fn: str, value_class: str = "integer", *, lg_k: int = 12, k: int = 200,
@@ -304,3 +304,31 @@ def test_canonical_hll_marks_the_register_mode_out_of_order() -> None:
     union.update(sketches[1])
     assert datasketches.hll_sketch.deserialize(first).get_estimate() == \
         union.get_estimate()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.sampled_from([0, 1, 3, 8, 9, 20, 60, 200, 700, 3000]), min_size=1,
+                      max_size=3),
+       lg_k=st.sampled_from([4, 5, 8, 10, 12]), seed=st.integers(0, 999))
+def test_an_estimate_read_from_the_parts_is_the_canonical_sketchs(
+        sizes: list[int], lg_k: int, seed: int) -> None:
+    """The frame kernels read HLL estimates and KLL quantiles from the merged parts
+    without making the canonical bytes: the same values as read from those bytes, in
+    every HLL mode (coupon list, coupon set, registers)."""
+    rng = random.Random(seed)
+    hll, kll = Hll(), Kll()
+    counts = job("approx_count_distinct", lg_k=lg_k)
+    quantiles = job("approx_quantile", "float", qs=(0.0, 0.25, 0.5, 1.0))
+    hll_parts, kll_parts = [], []
+    for size in sizes:
+        values = [rng.randrange(-10**12, 10**12) for _ in range(size)]
+        sketch = hll.new(counts)
+        hll.update(sketch, values)
+        hll_parts.append(sketch)
+        doubles = kll.new(quantiles)
+        kll.update(doubles, np.array(values[:60], dtype=np.float64))
+        kll_parts.append(doubles)
+    assert hll.estimate_parts(counts, hll_parts) == hll.estimate(
+        counts, hll.combine(counts, hll_parts))
+    assert kll.read_parts(quantiles, kll_parts) == kll.read(
+        quantiles, kll.load(quantiles, kll.combine(quantiles, kll_parts)))

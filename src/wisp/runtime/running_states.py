@@ -29,7 +29,7 @@ from ..kernels import merging
 from .aggregate import AggregateJob
 from .codec import validity
 from .limits import check_blob
-from .sketches import FAMILIES
+from .sketches import FAMILIES, finisher
 
 IntArray = npt.NDArray[np.int64]
 
@@ -99,6 +99,7 @@ def sketch_scan(job: AggregateJob, column: pa.Array, starts: IntArray, state: An
     the result (the canonical sketch, or what is read from it) made again only where a
     value was added. The state is the sketch's bytes."""
     family = FAMILIES[job.definition.algebra]
+    finish, output = finisher(family, job)
     valid = validity(column)
     values = family.values(job, column, valid)
     taken = np.r_[0, np.cumsum(valid, dtype=np.int64)]
@@ -107,18 +108,19 @@ def sketch_scan(job: AggregateJob, column: pa.Array, starts: IntArray, state: An
         taken = np.r_[0, taken]
     restarts = set(starts.tolist())
     sketch = family.new(job) if state is merging.NOTHING_CARRIED else family.load(job, state)
-    combined: list[bytes] = []
-    current = b""
+    results: list[Any] = []
+    current: Any = None
+    stale = True
     for j in range(len(valid)):
         if j in restarts and j:
-            sketch, current = family.new(job), b""
+            sketch, stale = family.new(job), True
         if valid[j]:
             family.update(sketch, values[int(taken[j]):int(taken[j]) + 1])
-            current = b""
-        if not current:
-            current = family.combine(job, [sketch])
-        combined.append(current)
-    return family.result(job, combined), family.blob(sketch)
+            stale = True
+        if stale:
+            current, stale = finish([sketch]), False
+        results.append(current)
+    return output(results), family.blob(sketch)
 
 
 RUNNING_SCANS: dict[str, Callable[[AggregateJob, pa.Array, IntArray, Any, bool],

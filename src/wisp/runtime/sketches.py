@@ -412,15 +412,25 @@ def frame_sketches(f: Frames) -> pa.Array:
     values = family.values(f.job, column, validity(column))
     lo = valid_bounds(f.valid, f.lo)
     hi = valid_bounds(f.valid, f.hi)
-    if isinstance(family, Hll) and f.job.definition.output != "binary":
-        estimates = frame_items(family, f.job, values, lo, hi,
-                                partial(family.estimate_parts, f.job))
-        return pa.array(round_half_up(np.array(estimates, dtype=np.float64)),
-                        pa.int64()).cast(f.job.output_type)
-    if isinstance(family, Kll) and f.job.definition.output != "binary":
-        return pa.array(frame_items(family, f.job, values, lo, hi,
-                                    partial(family.read_parts, f.job)), f.job.output_type)
-    return family.result(f.job, frame_blobs(family, f.job, values, lo, hi))
+    finish, output = finisher(family, f.job)
+    return output(frame_items(family, f.job, values, lo, hi, finish))
+
+
+def finisher(family: Family, job: AggregateJob
+             ) -> tuple[Callable[[list[Any]], Any], Callable[[list[Any]], pa.Array]]:
+    """How a result is made from the sketches whose union is a window's sketch, and how
+    those results become the job's output column: an HLL estimate and KLL quantiles
+    read from the merged parts (`Hll.estimate_parts`, `Kll.read_parts`), anything
+    else from the canonical bytes (`Family.combine`, `Family.result`)."""
+    if job.definition.output != "binary":
+        if isinstance(family, Hll):
+            return (partial(family.estimate_parts, job), lambda items: pa.array(
+                round_half_up(np.array(items, dtype=np.float64)),
+                pa.int64()).cast(job.output_type))
+        if isinstance(family, Kll):
+            return (partial(family.read_parts, job),
+                    lambda items: pa.array(items, job.output_type))
+    return partial(family.combine, job), partial(family.result, job)
 
 
 def frame_blobs(family: Family, job: AggregateJob, values: Any,

@@ -57,6 +57,15 @@ _WORKER = re.compile(r"^wisp\.errors\.(?P<cls>Wisp(?:Input|Unsupported|Memory)?E
 _WORKER_RANGE = re.compile(r"^(?:OverflowError|ArithmeticError): wisp: (?P<message>[^\n]*)$",
                            re.MULTILINE)
 """A kernel's value beyond the 64-bit range (a window bound, a decimal time, a long sum)."""
+_NO_WISP = re.compile(r"ModuleNotFoundError: No module named '(?:wisp|wisp\.[\w.]+)'")
+"""A Python worker that cannot import wisp: its Python is not the one wisp is installed
+in (an executor without wisp, or a local session whose workers run another Python)."""
+NO_WISP_ON_WORKERS = (
+    "`PYSPARK_PYTHON` must name a Python that can import wisp on every executor (Spark's "
+    "Python workers run it), found workers where `import wisp` fails (ModuleNotFoundError: "
+    "No module named 'wisp'); set PYSPARK_PYTHON or spark.pyspark.python to a Python with "
+    "wisp installed, ship wisp to the executors, or start a local session with "
+    "wisp.session() (docs/cluster.md)")
 
 
 def wisp_error(error: BaseException) -> WispError | None:
@@ -107,4 +116,6 @@ def _from_text(text: str) -> WispError | None:
     check = _CHECK.search(text)
     if check is not None:
         return WispInputError(check.group("message").removeprefix("wisp: ").strip())
+    if _NO_WISP.search(text):
+        return WispInputError(NO_WISP_ON_WORKERS)
     return None

@@ -19,6 +19,7 @@ from .engine.asof import describe_side
 from .plan.asof import plan_asof
 from .spec.joins import AsOfJoin, Direction
 from .windowed import explained_join
+from .workers import check_workers
 
 
 def asof_join(left: Events | DataFrame, right: Events | DataFrame, *,
@@ -59,6 +60,7 @@ def asof_join(left: Events | DataFrame, right: Events | DataFrame, *,
     spec = AsOfJoin(on, None if by is None else _names(by), direction, tolerance,
                     allow_exact_matches, suffixes)
     plan = plan_asof(spec, describe_side(left, "left"), describe_side(right, "right"))
+    check_workers((left.df if isinstance(left, Events) else left).sparkSession)
     return explained_join(build(plan, left, right), f"Strategy asof-join: {plan.how()}")
 
 

@@ -22,6 +22,7 @@ from .plan.planner import plan as make_plan
 from .session import arrow_batch_advice
 from .spec.aggregates import Aggregation
 from .spec.windows import Window
+from .workers import check_workers
 
 
 class WindowedEvents:
@@ -100,6 +101,8 @@ def run(events: Events, window: Window | None, aggregations: Sequence[Aggregatio
     """Describe the query to the planner, plan it, and build its Spark plan (lazily:
     nothing runs until an action)."""
     chosen = make_plan(describe_query(events, window), window, aggregations, strategy)
+    if chosen.python:
+        check_workers(events.df.sparkSession)
     observation = Observation(f"wisp_{next(_COUNTER)}")
     query = Query(events, window, observation, event_tables(window))
     for resolved in chosen.aggregations:

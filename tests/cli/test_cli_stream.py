@@ -337,9 +337,10 @@ def test_a_null_time_fails_the_stream_with_exit_2_and_leaves_nothing(
         streaming: SparkSession, tmp_path: Path) -> None:
     d = dirs(tmp_path, [FIRST, [("b", None, 2.0)]])
     result = d.run("--lateness", "5s", "--once")
-    refused(result, "`time` column 'ts' must not be null, found a null time; pass "
-            "on_null_time='drop' to drop such rows on purpose (they are counted by "
-            "wisp.report)")
+    refused(result, "`time` column 'ts' must not be null, found a null time in file "
+            f"{(d.input / 'part-001.parquet').as_uri()} (a file without the column reads "
+            "it as null); pass on_null_time='drop' to drop such rows on purpose (they are "
+            "counted by wisp.report)")
     assert not d.output.exists() and not d.checkpoint.exists()
 
 

@@ -244,3 +244,29 @@ def test_edges_on_a_stream_need_a_lateness_and_an_interval_kind(stream: DataFram
     text = ws.explain(ev.window(ws.Tumbling("10s")).agg(ws.count()))
     assert "Start and end edges ('edge') are paired per id ('id') in time order" in text
     assert "and per id whose last edge was a start, that start's time" in text
+
+
+def test_a_streamed_file_without_the_time_column_is_named(streaming: SparkSession,
+                                                          tmp_path: Path) -> None:
+    """A JSON file whose rows lack the time field reads it as null: the error names the
+    file and the column, not a bare null time."""
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "good.json").write_text('{"k": "a", "t": 1, "v": 1.0}\n')
+    (source / "no-time.json").write_text('{"k": "a", "v": 2.0}\n')
+    raw = (streaming.readStream.schema("k string, t long, v double")
+           .option("maxFilesPerTrigger", 1).json(str(source)))
+    ev = ws.events(raw.withColumn("ts", F.timestamp_seconds("t")), time="ts", key="k",
+                   lateness="5s")
+    query = (ev.window(ws.Rows(-1, 0)).agg(ws.sum("v")).writeStream.format("noop")
+             .option("checkpointLocation", str(tmp_path / "chk"))
+             .trigger(availableNow=True).start())
+    with pytest.raises(Exception) as caught:
+        query.awaitTermination()
+    found = ws.wisp_error(caught.value)
+    assert found is not None
+    assert str(found) == (
+        "`time` column 'ts' must not be null, found a null time in file "
+        f"{(source / 'no-time.json').as_uri()} (a file without the column reads it as "
+        "null); pass on_null_time='drop' to drop such rows on purpose (they are counted "
+        "by wisp.report)")

@@ -43,6 +43,20 @@ def null_time_message(time: TimeColumn) -> str:
             "wisp.report)")
 
 
+def null_time_in_file(time: TimeColumn) -> Column:
+    """`null_time_message`, naming the file the row was read from where Spark knows one
+    (a file source, batch or stream): a file whose rows lack the time column reads it as
+    null, and the message says which file to look at."""
+    message = null_time_message(time)
+    head, _, tail = message.partition("found a null time")
+    source = F.input_file_name()
+    return F.concat(F.lit(head + "found a null time"),
+                    F.when(source != "", F.concat(
+                        F.lit(" in file "), source,
+                        F.lit(" (a file without the column reads it as null)")))
+                    .otherwise(F.lit("")), F.lit(tail))
+
+
 def is_missing_time(time: TimeColumn) -> Column:
     t = col(time.name)
     return t.isNull() | F.isnan(t) if time.kind == "float" else t.isNull()
@@ -110,7 +124,7 @@ def guarded(events: Events, observation: Observation) -> DataFrame:
         df = events.df.observe(STREAM_COUNTERS if events.streaming else observation,
                                *counters)
         return df.filter(~missing)
-    return fail_where(events.df, missing, null_time_message(events.time))
+    return fail_where(events.df, missing, null_time_in_file(events.time))
 
 
 def interval_guarded(events: Events, observation: Observation,

@@ -765,3 +765,24 @@ def test_different_specs_differ() -> None:
     assert Rows(-2, 0) != Rows(-2, 0, partial=True)
     assert Hopping("10s", "2s") != Hopping("10s", "2s", output="changes")
     assert daily() != daily("Europe/Berlin")
+
+
+def test_windows_spelled_two_ways_are_one_window() -> None:
+    """Equal, and hashed alike, when their parameters mean the same."""
+    same = [(Range("-10s", "0s"), Range.past("10s")),
+            (Range("-10s", "0s"), Range(dt.timedelta(seconds=-10), "0ms")),
+            (Range(-10, 0), Range.past(10)),
+            (Tumbling("1m"), Tumbling(dt.timedelta(minutes=1))),
+            (Tumbling("90m"), Tumbling("1h30m")),
+            (Hopping("10s", "5s"), Hopping("10000ms", dt.timedelta(seconds=5))),
+            (Session("2s", max_duration="1h"), Session("2000ms", max_duration="60m")),
+            (Tumbling("1mo"), Tumbling("1mo"))]
+    for a, b in same:
+        assert a == b and hash(a) == hash(b), (a, b)
+    assert repr(Range("-10s", "0s")) == repr(Range.past("10s"))
+    different = [(Range(-10, 0), Range("-10s", "0s")), (Tumbling("1m"), Tumbling(60)),
+                 (Tumbling("1m"), Hopping("1m", "1m")), (Range.past("10s"),
+                                                         Range.past("10s", "left")),
+                 (Session("gap"), Session("gap2")), (Tumbling("1d"), Tumbling("1d", tz="UTC"))]
+    for a, b in different:
+        assert a != b, (a, b)

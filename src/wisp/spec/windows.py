@@ -81,6 +81,39 @@ class Window:
         return dict(vars(self))
 
 
+def _meaning(value: object) -> object:
+    """A parameter as its meaning: a time duration ('10s', '0h10s', timedelta(seconds=10))
+    as its microseconds; anything else (numbers, calendar sizes, column names, policies)
+    as given."""
+    if isinstance(value, (str, _dt.timedelta)):
+        try:
+            return ("duration", duration_to_ticks(value, "duration"))
+        except (WispInputError, ValueError):
+            return value
+    return value
+
+
+def by_meaning(cls: type[Any]) -> type[Any]:
+    """A window dataclass whose instances are equal (and hash alike) when their
+    parameters mean the same, however spelled: `Range("-10s", "0s") ==
+    Range.past("10s")`, `Tumbling("1m") == Tumbling(timedelta(minutes=1))`."""
+
+    def meaning(self: Any) -> tuple[object, ...]:
+        return tuple(_meaning(getattr(self, f.name)) for f in fields(self))
+
+    def __eq__(self: Any, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return bool(meaning(self) == meaning(other))
+
+    def __hash__(self: Any) -> int:
+        return hash((type(self).__name__, meaning(self)))
+
+    setattr(cls, "__eq__", __eq__)  # noqa: B010 (a class's method, not an attribute)
+    setattr(cls, "__hash__", __hash__)  # noqa: B010
+    return cls
+
+
 # --------------------------------------------------------------------------- psi
 
 
@@ -129,6 +162,7 @@ class Rows(Window):
         return self.end - (0 if self.closed in ("both", "right") else 1)
 
 
+@by_meaning
 @dataclass(frozen=True)
 class Range(Window):
     """Relative-time window `[t + start, t + end]` around each anchor event at time `t`,
@@ -330,6 +364,7 @@ def clock(every: Any, start: Any = None, end: Any = None, align: Any = None,
 # ---------------------------------------------------------------- StreamInsight
 
 
+@by_meaning
 @dataclass(frozen=True)
 class Tumbling(Window):
     """Fixed windows `[align + n*size, align + (n+1)*size)` (half-open), or, when `size`
@@ -397,6 +432,7 @@ def _size_ticks(value: object, param: str = "size") -> int | float | Decimal:
 HoppingOutput = Literal["windows", "changes"]
 
 
+@by_meaning
 @dataclass(frozen=True)
 class Hopping(Window):
     """Windows `[align + n*hop, align + n*hop + size)` (half-open); an event belongs to
@@ -613,6 +649,7 @@ class Trailing(Window):
 # ----------------------------------------------------------------------- beyond
 
 
+@by_meaning
 @dataclass(frozen=True)
 class Session(Window):
     """Gap-based sessions per key: `[first, last + gap)` (half-open), where `last` is

@@ -99,6 +99,9 @@ class Events:
         """A stream's lateness in ticks of the time column (None: a batch table)."""
         self.on_late = on_late
         """A stream's late rows: counted ("count") or output ("emit")."""
+        self.max_future: int | None = None
+        """A stream's rows timed more than this many ticks after the micro-batch's
+        processing time are rejected and counted (`max_future`); None: none is."""
         self.edges: tuple[str, str] | None = None
         """A stream from `wisp.from_edges`: its (edge, id) columns, paired as the rows
         pass the watermark (`runtime/edges.py`); `end` is then a null column the pairing
@@ -135,7 +138,7 @@ E = TypeVar("E", bound=Events)
 def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = None,
                 key: str | Sequence[str] | None = None, order: str | None = None,
                 on_null_time: NullTimePolicy = "error", lateness: object = None,
-                on_late: LatePolicy = "count") -> E:
+                on_late: LatePolicy = "count", max_future: object = None) -> E:
     """Validate the roles of `wisp.events(df, time, ...)` against `df`'s schema and bind
     them: an instance of `make` (`Events` or a subclass). Every bad argument is a
     `WispError` naming its parameter."""
@@ -185,8 +188,36 @@ def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = No
     if on_late != "count" and lateness_ticks is None:
         raise bad_value("on_late", "'count' for a batch DataFrame (late rows are a "
                         "stream's)", on_late)
-    return make(df, TimeColumn(time, kind, time_field.dataType), end, keys, order,
-                on_null_time, lateness_ticks, on_late)
+    bound = make(df, TimeColumn(time, kind, time_field.dataType), end, keys, order,
+                 on_null_time, lateness_ticks, on_late)
+    bound.max_future = future_limit(df, kind, max_future)
+    return bound
+
+
+WALL_CLOCK_KINDS = ("timestamp", "timestamp_ntz", "date")
+"""The time kinds a processing time compares with (`max_future`)."""
+
+
+def future_limit(df: DataFrame, kind: TimeKind, max_future: object) -> int | None:
+    """`max_future` in ticks (microseconds): None, or a positive duration on a stream
+    whose time is a wall clock (a timestamp, timestamp_ntz or date column)."""
+    if max_future is None:
+        return None
+    if not df.isStreaming:
+        raise bad_value("max_future", "None for a batch DataFrame (it bounds how far "
+                        "ahead of the processing time a stream's rows may be)", max_future)
+    if kind not in WALL_CLOCK_KINDS:
+        raise bad_value("max_future", f"None for {kind} time (it compares the time with "
+                        "the processing time: timestamp, timestamp_ntz or date time)",
+                        max_future)
+    try:
+        ticks = duration_to_ticks(max_future, "max_future")
+    except WispInputError:
+        ticks = None
+    if not isinstance(ticks, int) or ticks <= 0 or not is_time_duration(max_future):
+        raise bad_value("max_future", "a positive duration such as '1h' or a timedelta",
+                        max_future)
+    return ticks
 
 
 def check_distinct_columns(df: DataFrame) -> None:

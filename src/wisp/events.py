@@ -112,7 +112,7 @@ class Events(binding.Events):
 def events(df: DataFrame, time: str, *, end: str | None = None,
            key: str | Sequence[str] | None = None, order: str | None = None,
            on_null_time: NullTimePolicy = "error", lateness: Any = None,
-           on_late: LatePolicy = "count") -> Events:
+           on_late: LatePolicy = "count", max_future: Any = None) -> Events:
     """Bind `df`'s columns to event roles.
 
     `time`: a timestamp, timestamp_ntz, date, integer, decimal or float column.
@@ -130,9 +130,14 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
     operator and counts them, `wisp.stream_report`) or "emit" (late rows come out as
     rows of the result with `late_reason` and `late_row` set; window rows have them
     null); see docs/streaming.md.
+    `max_future` (streams with timestamp, timestamp_ntz or date time): a row timed more
+    than this duration after its micro-batch's processing time is rejected and counted
+    (`wisp.stream_report`'s `rejected_future`), so one bad clock cannot move the
+    watermark ahead and make every later row late. None (default): no row is.
     """
     return bind_events(Events, df, time, end=end, key=key, order=order,
-                       on_null_time=on_null_time, lateness=lateness, on_late=on_late)
+                       on_null_time=on_null_time, lateness=lateness, on_late=on_late,
+                       max_future=max_future)
 
 
 def from_edges(df: DataFrame, time: str, *, edge: str, id: str,

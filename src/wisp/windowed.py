@@ -177,7 +177,8 @@ def stream_report(query: Any) -> dict[str, Any]:
     holding them was already closed for their key; plus, under `on_late="emit"`, the
     late rows the result emitted), `late_emitted` (the latter alone),
     `rejected_null_time` (rows dropped for a null time under on_null_time="drop"),
-    `watermark` (the newest watermark, as Spark reports it, or
+    `rejected_future` (rows timed more than `max_future` ahead of their micro-batch's
+    processing time), `watermark` (the newest watermark, as Spark reports it, or
     None), `batches` (micro-batches reported) and `state_keys` (the values the
     operator stores now: one per key holding state; for `Tumbling`/`Hopping` on pane
     partials, one per bucket of keys, at most 16). Spark keeps the last
@@ -197,13 +198,15 @@ def progress_report(progress: Sequence[Any]) -> dict[str, Any]:
                   for p in progress)
     rejected = sum(observed_count(progress_field(p, "observedMetrics"), "rejected_null_time")
                    for p in progress)
+    future = sum(observed_count(progress_field(p, "observedMetrics"), "rejected_future")
+                 for p in progress)
     last = progress[-1] if progress else {}
     watermark = next((w for p in reversed(progress)
                       if (w := (progress_field(p, "eventTime") or {}).get("watermark"))), None)
     state_keys = sum(int(progress_field(op, "numRowsTotal") or 0)
                      for op in (progress_field(last, "stateOperators") or []))
     return {"rows_in": rows_in, "late": dropped + counted + emitted,
-            "rejected_null_time": rejected,
+            "rejected_null_time": rejected, "rejected_future": future,
             "watermark": watermark, "batches": len(progress), "state_keys": state_keys,
             "late_emitted": emitted}
 

@@ -7,6 +7,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..binding import Events, TimeColumn
+from ..spec.time import MICROS_PER_UNIT
 
 
 def col(name: str) -> Column:
@@ -117,14 +118,38 @@ def guarded(events: Events, observation: Observation) -> DataFrame:
     1M events the observation cost 0.065 s of a 0.47 s running sum and 0.023 s of a
     0.48 s `Tumbling(Count(1 000))`, on every run."""
     missing = is_missing_time(events.time)
+    future = too_far_ahead(events)
     if events.on_null_time == "drop":
-        counters = (F.count(F.lit(1)).alias("rows_in"),
-                    counted_where(missing).alias("rejected_null_time"))
+        counters = [F.count(F.lit(1)).alias("rows_in"),
+                    counted_where(missing).alias("rejected_null_time")]
+        if future is not None:
+            counters.append(counted_where(~missing & future).alias("rejected_future"))
         # a stream's counts are per micro-batch, in its progress reports
         df = events.df.observe(STREAM_COUNTERS if events.streaming else observation,
                                *counters)
-        return df.filter(~missing)
-    return fail_where(events.df, missing, null_time_in_file(events.time))
+        return df.filter(~missing if future is None else ~missing & ~future)
+    checked = fail_where(events.df, missing, null_time_in_file(events.time))
+    if future is None:
+        return checked
+    return checked.observe(STREAM_COUNTERS,
+                           counted_where(future).alias("rejected_future")).filter(~future)
+
+
+def too_far_ahead(events: Events) -> Column | None:
+    """Where a stream's row is timed more than `max_future` after its micro-batch's
+    processing time (Spark's `current_timestamp`, `localtimestamp` and `current_date`
+    read the batch's time on a stream), or None without `max_future`."""
+    ahead = events.max_future
+    if ahead is None:
+        return None
+    t = col(events.time.name)
+    if events.time.kind == "timestamp":
+        return F.unix_micros(t) > F.unix_micros(F.current_timestamp()) + F.lit(ahead)
+    if events.time.kind == "timestamp_ntz":  # wall clocks of the session's zone
+        return (F.unix_micros(t.cast("timestamp"))
+                > F.unix_micros(F.localtimestamp().cast("timestamp")) + F.lit(ahead))
+    return (F.datediff(t, F.current_date()).cast("long") * F.lit(MICROS_PER_UNIT["d"])
+            > F.lit(ahead))
 
 
 def interval_guarded(events: Events, observation: Observation,

@@ -122,3 +122,10 @@ def test_a_resumed_scan_gives_the_uncut_rows(fn: str, options: dict[str, Any],
     later = np.r_[0, starts[starts >= cut] - cut + 1].astype(np.int64)
     tail, _ = running_scan(described, column.slice(cut), later, carried, True)
     assert head.to_pylist() + tail.to_pylist()[1:] == whole.to_pylist()
+
+
+def test_first_k_of_an_array_column_keeps_each_array_whole() -> None:
+    column = pa.array([[1, 2], None, [3, 4], [5, 6]], pa.list_(pa.int64()))
+    described = built_in_job("last_k", "v", "other", pa.list_(column.type), None, k=2)
+    results, _ = running_scan(described, column, np.array([0], dtype=np.int64), None, False)
+    assert results.to_pylist() == [[[1, 2]], [[1, 2]], [[1, 2], [3, 4]], [[3, 4], [5, 6]]]

@@ -132,8 +132,9 @@ RUNNING_SCANS: dict[str, Callable[[AggregateJob, pa.Array, IntArray, Any, bool],
 def python_values(column: pa.Array) -> npt.NDArray[Any]:
     """A column's values as Python objects in a numpy array (their own types: decimals
     stay exact, times stay times)."""
-    values = np.empty(len(column), dtype=object)
-    values[:] = column.to_pylist()
+    # one by one: a slice assignment would spread equal-length lists into a 2-D array
+    values: npt.NDArray[Any] = np.fromiter(column.to_pylist(), dtype=object,
+                                           count=len(column))
     return values
 
 

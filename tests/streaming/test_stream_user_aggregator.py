@@ -24,6 +24,7 @@ from aggregators import Spread, Total, Trajectory
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from test_stream_spark import (
+    AT_ONCE,
     FILES,
     FOUR_FILES,
     LATE,
@@ -98,13 +99,6 @@ KINDS: dict[str, Kind] = {
 
 def pipeline(query: Query) -> Callable[[DataFrame], DataFrame]:
     return lambda df: query(ws.events(numbered(df), time="ts", key="k", lateness="5s"))
-
-
-AT_ONCE = 5
-"""How many streams run side by side (as `test_stream_spark_partials` runs six): each
-start of a stream spawns a Python worker on the driver that must connect back within
-Spark's timeout, which several cold starts at once on two cores loaded by other work can
-miss ("Python worker failed to connect back")."""
 
 
 @pytest.fixture(scope="module")

@@ -225,7 +225,9 @@ def test_a_null_time_is_bad_input_unless_dropped(tmp_path: Path) -> None:
                     str(tmp_path / "o1"))
     assert failed.exit_code == 2
     assert failed.stderr.startswith("error: `time` column 'ts' must not be null, found a "
-                                    "null time; pass on_null_time='drop'")
+                                    f"null time in file {Path(data).as_uri()} (a file "
+                                    "without the column reads it as null); pass "
+                                    "on_null_time='drop'")
     dropped = body.replace("key: sensor}", "key: sensor, on_null_time: drop}")
     result = invoke("run", query(tmp_path, dropped, "q2.yaml"), "--input", data, "--output",
                     str(tmp_path / "o2"))

@@ -35,8 +35,8 @@ def first_block(spark: SparkSession) -> tuple[dict[str, Any], str]:
 
 def test_the_streaming_page_example(first_block: tuple[dict[str, Any], str]) -> None:
     text = first_block[1]
-    assert "{'rows_in': 6, 'late': 1, 'rejected_null_time': 0, 'watermark': " \
-           "'1970-01-01T00:00:25.000Z'" in text
+    assert ("{'rows_in': 6, 'late': 1, 'rejected_null_time': 0, 'rejected_future': 0, "
+            "'watermark': '1970-01-01T00:00:25.000Z'") in text
     table = [line.split("|")[1:-1] for line in text.splitlines()
              if line.startswith("|") and "window_start" not in line]
     assert [(k.strip(), t.strip()[-8:], c.strip(), s.strip())

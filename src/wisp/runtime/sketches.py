@@ -33,6 +33,7 @@ never null), an estimate of 0, and no quantile (null).
 
 from __future__ import annotations
 
+import importlib
 import math
 import struct
 from collections.abc import Callable, Sequence
@@ -40,7 +41,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
-import datasketches as ds
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -53,6 +53,12 @@ if TYPE_CHECKING:
 
 Mask = npt.NDArray[np.bool_]
 T = TypeVar("T")
+
+
+def sketch_library() -> Any:
+    """The sketch library (`datasketches`), imported on first use: an executor that never
+    runs a sketch aggregation need not have it (docs/cluster.md)."""
+    return importlib.import_module("datasketches")
 
 HLL_MODE_BYTE = 7
 """HLL serialized preamble: the byte whose low two bits are the mode (0: a list of
@@ -169,23 +175,24 @@ class Hll(Hashing):
     """HLL_8 sketches of `2 ** lg_k` registers, as Spark's `hll_sketch_agg` makes."""
 
     def new(self, job: AggregateJob) -> Any:
-        return ds.hll_sketch(job.lg_k, ds.tgt_hll_type.HLL_8)
+        return sketch_library().hll_sketch(job.lg_k, sketch_library().tgt_hll_type.HLL_8)
 
     def blob(self, sketch: Any) -> bytes:
         data: bytes = sketch.serialize_compact()
         return data
 
     def load(self, job: AggregateJob, blob: bytes) -> Any:
-        return ds.hll_sketch.deserialize(blob)
+        return sketch_library().hll_sketch.deserialize(blob)
 
     def combine(self, job: AggregateJob, parts: Sequence[Any]) -> bytes:
-        union = ds.hll_union(job.lg_k)
+        union = sketch_library().hll_union(job.lg_k)
         for part in parts:
             union.update(part)
-        return canonical_hll(union.get_result(ds.tgt_hll_type.HLL_8).serialize_compact())
+        merged = union.get_result(sketch_library().tgt_hll_type.HLL_8)
+        return canonical_hll(merged.serialize_compact())
 
     def estimate(self, job: AggregateJob, blob: bytes) -> float:
-        return float(ds.hll_sketch.deserialize(blob).get_estimate())
+        return float(sketch_library().hll_sketch.deserialize(blob).get_estimate())
 
     def estimate_parts(self, job: AggregateJob, parts: Sequence[Any]) -> float:
         """`estimate` of `combine(parts)`, without the canonical bytes: a sketch of
@@ -195,17 +202,17 @@ class Hll(Hashing):
         if len(parts) == 1:
             merged = parts[0]
         else:
-            union = ds.hll_union(job.lg_k)
+            union = sketch_library().hll_union(job.lg_k)
             for part in parts:
                 union.update(part)
-            merged = union.get_result(ds.tgt_hll_type.HLL_8)
+            merged = union.get_result(sketch_library().tgt_hll_type.HLL_8)
         blob = merged.serialize_compact()
         if blob[HLL_MODE_BYTE] & 3 != 2:
             return float(merged.get_estimate())
         data = bytearray(blob)
         data[HLL_FLAGS_BYTE] |= HLL_OUT_OF_ORDER
         data[HLL_HIP_BYTES] = bytes(HLL_HIP_BYTES.stop - HLL_HIP_BYTES.start)
-        return float(ds.hll_sketch.deserialize(bytes(data)).get_estimate())
+        return float(sketch_library().hll_sketch.deserialize(bytes(data)).get_estimate())
 
     def max_bytes(self, job: AggregateJob) -> int:
         return 40 + (1 << job.lg_k)
@@ -238,27 +245,27 @@ class Theta(Hashing):
     """Theta sketches of `2 ** lg_k` nominal entries (seed 9001, as Spark's)."""
 
     def new(self, job: AggregateJob) -> Any:
-        return ds.update_theta_sketch(job.lg_k)
+        return sketch_library().update_theta_sketch(job.lg_k)
 
     def blob(self, sketch: Any) -> bytes:
         data: bytes = sketch.compact().serialize()
         return data
 
     def load(self, job: AggregateJob, blob: bytes) -> Any:
-        return ds.compact_theta_sketch.deserialize(blob)
+        return sketch_library().compact_theta_sketch.deserialize(blob)
 
     def combine(self, job: AggregateJob, parts: Sequence[Any]) -> bytes:
         """The union trimmed to the nominal entries: the `2 ** lg_k` smallest hashes
         of the set and the next as theta, whatever the parts (ordered; not compressed:
         Spark reads both forms, and this one is quicker to write)."""
-        union = ds.theta_union(job.lg_k)
+        union = sketch_library().theta_union(job.lg_k)
         for part in parts:
             union.update(part)
         data: bytes = union.get_result(True).serialize()
         return data
 
     def estimate(self, job: AggregateJob, blob: bytes) -> float:
-        return float(ds.compact_theta_sketch.deserialize(blob).get_estimate())
+        return float(sketch_library().compact_theta_sketch.deserialize(blob).get_estimate())
 
     def max_bytes(self, job: AggregateJob) -> int:
         return 24 + 8 * (2 << job.lg_k)
@@ -273,7 +280,7 @@ class Kll:
         return double_values(job, column, valid)
 
     def new(self, job: AggregateJob) -> Any:
-        return ds.kll_doubles_sketch(job.k)
+        return sketch_library().kll_doubles_sketch(job.k)
 
     def update(self, sketch: Any, values: Any) -> None:
         if len(values):
@@ -284,7 +291,7 @@ class Kll:
         return data
 
     def load(self, job: AggregateJob, blob: bytes) -> Any:
-        return ds.kll_doubles_sketch.deserialize(blob)
+        return sketch_library().kll_doubles_sketch.deserialize(blob)
 
     def combine(self, job: AggregateJob, parts: Sequence[Any]) -> bytes:
         """The merge of `parts`; while it holds every value (at most `k`: not in

@@ -210,13 +210,19 @@ def future_limit(df: DataFrame, kind: TimeKind, max_future: object) -> int | Non
         raise bad_value("max_future", f"None for {kind} time (it compares the time with "
                         "the processing time: timestamp, timestamp_ntz or date time)",
                         max_future)
+    return positive_duration(max_future, "max_future", "'1h'")
+
+
+def positive_duration(value: object, param: str, example: str) -> int:
+    """A positive time duration (a string of the duration grammar or a timedelta) in
+    microseconds, else a `WispInputError` naming `param`."""
     try:
-        ticks = duration_to_ticks(max_future, "max_future")
+        ticks = duration_to_ticks(value, param)
     except WispInputError:
         ticks = None
-    if not isinstance(ticks, int) or ticks <= 0 or not is_time_duration(max_future):
-        raise bad_value("max_future", "a positive duration such as '1h' or a timedelta",
-                        max_future)
+    if not isinstance(ticks, int) or ticks <= 0 or not is_time_duration(value):
+        raise bad_value(param, f"a positive duration such as {example} or a timedelta",
+                        value)
     return ticks
 
 
@@ -292,13 +298,7 @@ def stream_lateness(df: DataFrame, time_field: T.StructField, kind: TimeKind,
         return lateness
     if kind in ("float", "decimal"):
         return numeric_lateness(time_field, lateness)
-    try:
-        ticks = duration_to_ticks(lateness, "lateness")
-    except WispInputError:
-        ticks = None
-    if not isinstance(ticks, int) or ticks <= 0 or not is_time_duration(lateness):
-        raise bad_value("lateness", "a positive duration such as '30s' or a timedelta",
-                        lateness)
+    ticks = positive_duration(lateness, "lateness", "'30s'")
     if kind == "date" and ticks % MICROS_PER_UNIT["d"]:
         raise bad_value("lateness", "whole days for date time", lateness)
     return ticks

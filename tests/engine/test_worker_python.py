@@ -5,8 +5,8 @@ runs is turned into the same advice by `wisp_error`."""
 from __future__ import annotations
 
 import re
-import shutil
 import sys
+import venv
 from collections.abc import Iterator
 
 import pytest
@@ -17,9 +17,20 @@ import wisp as ws
 from wisp.errors import WispInputError
 from wisp.workers import import_failure
 
-OTHER_PYTHON = shutil.which("python3.11", path="/usr/bin") or shutil.which(
-    "python3", path="/usr/bin")
-"""The machine's own Python: no wisp there (this suite runs from a virtualenv)."""
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python without wisp: a fresh virtualenv of this interpreter, without its
+    packages, as a session built by hand leaves its workers on another Python."""
+    home = tmp_path_factory.mktemp("bare-python")
+    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(home)
+    return str(home / "bin" / "python")
+
+
+@pytest.fixture
+def no_pythonpath(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers' Python sees this process's environment: none naming wisp's source."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
 
 
 def test_this_interpreter_imports_wisp_and_a_missing_command_does_not() -> None:
@@ -27,25 +38,21 @@ def test_this_interpreter_imports_wisp_and_a_missing_command_does_not() -> None:
     assert import_failure("/nonexistent/python3") == "no such command runs"
 
 
-@pytest.mark.skipif(OTHER_PYTHON is None or import_failure(OTHER_PYTHON) is None,
-                    reason="needs a Python on this machine without wisp")
-def test_a_python_without_wisp_says_why() -> None:
-    assert OTHER_PYTHON is not None
-    failure = import_failure(OTHER_PYTHON)
+def test_a_python_without_wisp_says_why(bare_python: str, no_pythonpath: None) -> None:
+    failure = import_failure(bare_python)
     assert failure == "`import wisp` fails (ModuleNotFoundError: No module named 'wisp')"
 
 
 @pytest.fixture
-def workers_on_another_python(spark: SparkSession) -> Iterator[str]:
-    """The session's workers set to run the machine's own Python, as a session built by
+def workers_on_another_python(spark: SparkSession, bare_python: str,
+                              no_pythonpath: None) -> Iterator[str]:
+    """The session's workers set to run a Python without wisp, as a session built by
     hand in a virtualenv leaves them (`python3` from the PATH)."""
-    if OTHER_PYTHON is None or import_failure(OTHER_PYTHON) is None:
-        pytest.skip("needs a Python on this machine without wisp")
     context = spark.sparkContext
     before = context.pythonExec
-    context.pythonExec = OTHER_PYTHON
+    context.pythonExec = bare_python
     try:
-        yield OTHER_PYTHON
+        yield bare_python
     finally:
         context.pythonExec = before
 

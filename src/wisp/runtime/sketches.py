@@ -184,12 +184,16 @@ class Hll(Hashing):
     def load(self, job: AggregateJob, blob: bytes) -> Any:
         return sketch_library().hll_sketch.deserialize(blob)
 
-    def combine(self, job: AggregateJob, parts: Sequence[Any]) -> bytes:
+    @staticmethod
+    def union(job: AggregateJob, parts: Sequence[Any]) -> Any:
+        """The HLL_8 sketch of the union of `parts`."""
         union = sketch_library().hll_union(job.lg_k)
         for part in parts:
             union.update(part)
-        merged = union.get_result(sketch_library().tgt_hll_type.HLL_8)
-        return canonical_hll(merged.serialize_compact())
+        return union.get_result(sketch_library().tgt_hll_type.HLL_8)
+
+    def combine(self, job: AggregateJob, parts: Sequence[Any]) -> bytes:
+        return canonical_hll(self.union(job, parts).serialize_compact())
 
     def estimate(self, job: AggregateJob, blob: bytes) -> float:
         return float(sketch_library().hll_sketch.deserialize(blob).get_estimate())
@@ -199,13 +203,7 @@ class Hll(Hashing):
         coupons (list and set modes) estimates from its coupons whatever their order,
         and one of registers is read as the canonical one is (marked out of order, its
         update-order accumulator zeroed)."""
-        if len(parts) == 1:
-            merged = parts[0]
-        else:
-            union = sketch_library().hll_union(job.lg_k)
-            for part in parts:
-                union.update(part)
-            merged = union.get_result(sketch_library().tgt_hll_type.HLL_8)
+        merged = parts[0] if len(parts) == 1 else self.union(job, parts)
         blob = merged.serialize_compact()
         if blob[HLL_MODE_BYTE] & 3 != 2:
             return float(merged.get_estimate())
@@ -298,12 +296,7 @@ class Kll:
         estimation mode), made again from its values in ascending order, so that its
         bytes are a function of the values alone (the library keeps them in arrival
         order), as a stream's sketch must equal the batch's."""
-        if len(parts) == 1:
-            merged = parts[0]
-        else:
-            merged = self.new(job)
-            for part in parts:
-                merged.merge(part)
+        merged = self.merged(job, parts)
         if not merged.is_estimation_mode() and merged.n > 1:
             ordered = self.new(job)
             ordered.update(np.sort(np.array([item for item, _ in merged], np.float64)))
@@ -332,12 +325,16 @@ class Kll:
     def read_parts(self, job: AggregateJob, parts: Sequence[Any]) -> Any:
         """`read` of `combine(parts)` without its canonical bytes: the quantiles of the
         merged sketch (the order of the values it holds does not change them)."""
+        return self.read(job, self.merged(job, parts))
+
+    def merged(self, job: AggregateJob, parts: Sequence[Any]) -> Any:
+        """The merge of `parts` (the one part itself, unchanged)."""
         if len(parts) == 1:
-            return self.read(job, parts[0])
+            return parts[0]
         merged = self.new(job)
         for part in parts:
             merged.merge(part)
-        return self.read(job, merged)
+        return merged
 
 
 FAMILIES: dict[str, Family] = {"hll": Hll(), "theta": Theta(), "kll": Kll()}

@@ -183,18 +183,26 @@ def main() -> None:
     parser.add_argument("--distinct-width", type=int, default=1_000)
     parser.add_argument("--output", default=None, help="write the table here too")
     args = parser.parse_args()
-    spark = session()
     cases: list[Callable[[Data], list[Row]]] = [
         *[lambda d, w=int(w): median_cases(d, w, args.runs) for w in args.widths.split(",")],
         lambda d: distinct_cases(d, args.distinct_width, args.runs)]
+    run_cases(cases, args.events, args.keys, args.runs, args.output)
+
+
+def run_cases(cases: list[Callable[[Data], list[Row]]], events: int, keys: int, runs: int,
+              output: str | None, prepare: Callable[[Data], Data] = lambda data: data
+              ) -> None:
+    """`cases` over `generate`'s data (`prepare`d) in one session: their table printed,
+    and written to `output` when given."""
+    spark = session()
     with tempfile.TemporaryDirectory() as directory:
-        data = generate(spark, directory, args.events, args.keys)
+        data = prepare(generate(spark, directory, events, keys))
         rows = [row for case in cases for row in case(data)]
-        lines = table(rows, data, args.runs)
+        lines = table(rows, data, runs)
     print("\n".join(lines))
-    if args.output:
-        os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
-        with open(args.output, "w") as out:
+    if output:
+        os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+        with open(output, "w") as out:
             out.write("\n".join(lines) + "\n")
     spark.stop()
 

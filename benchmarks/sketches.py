@@ -26,8 +26,6 @@ wisp ahead).
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -36,8 +34,8 @@ from pyspark.sql import functions as F
 
 import wisp as ws
 
-from .aggregations import Row, frame, session, spark_rows, table, timed_in_turn, total
-from .data import Data, generate
+from .aggregations import Row, frame, run_cases, spark_rows, timed_in_turn, total
+from .data import Data
 
 
 def with_integers(data: Data) -> Data:
@@ -119,21 +117,11 @@ def main() -> None:
                         help="tumbling window size in ticks of t")
     parser.add_argument("--output", default=None, help="write the table here too")
     args = parser.parse_args()
-    spark = session()
     cases: list[Callable[[Data], list[Row]]] = [
         *[lambda d, w=int(w): sliding_cases(d, w, args.runs)
           for w in args.widths.split(",")],
         lambda d: tumbling_cases(d, args.tumbling, args.runs)]
-    with tempfile.TemporaryDirectory() as directory:
-        data = with_integers(generate(spark, directory, args.events, args.keys))
-        rows = [row for case in cases for row in case(data)]
-        lines = table(rows, data, args.runs)
-    print("\n".join(lines))
-    if args.output:
-        os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
-        with open(args.output, "w") as out:
-            out.write("\n".join(lines) + "\n")
-    spark.stop()
+    run_cases(cases, args.events, args.keys, args.runs, args.output, with_integers)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ promises (docs/architecture.md, "Adding a window kind"), checked end to end on S
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -59,3 +60,17 @@ def test_a_kind_defined_outside_wisp_plans_builds_and_explains(spark: SparkSessi
     text = ws.explain(out)
     assert "Strategy every-other: a filter on even times" in text
     assert "Why: a test kind." in text
+
+
+def test_a_kind_without_a_stream_rule_is_refused_on_a_stream(spark: SparkSession,
+                                                              tmp_path: Path) -> None:
+    """No stream rule registered for the kind: the query is refused when it is built,
+    naming the kinds that run on a stream (each registered with its stream rule)."""
+    stream = spark.readStream.schema("k string, t long").json(str(tmp_path))
+    ev = ws.events(stream, time="t", key="k", lateness=5)
+    with pytest.raises(ws.WispUnsupportedError) as caught:
+        ev.window(EveryOther()).agg(ws.count())
+    text = str(caught.value)
+    assert text.startswith("`window` must be one of CountByStartTime, cumulative (ev.agg), ")
+    assert text.endswith("on a stream (the other kinds do not run on a stream yet), found "
+                         "EveryOther")

@@ -109,6 +109,8 @@ STREAMS = (
              lambda: W.Hopping("10s", "4s"), _sum, lateness=5 * SECONDS),
     Scenario("stream-panes-late-rows", POINTS, STREAM, lambda: W.Tumbling("10s"), _sum,
              lateness=5 * SECONDS, on_late="emit"),
+    Scenario("stream-panes-keyless-late-rows", POINTS, {"time": "ts"},
+             lambda: W.Hopping("10s", "4s"), _sum, lateness=5 * SECONDS, on_late="emit"),
     Scenario("stream-rows-tumbling", POINTS, STREAM, lambda: W.Tumbling("10s"),
              lambda: (A.collect("v"),), lateness=5 * SECONDS),
     Scenario("stream-rows-range", POINTS, STREAM, lambda: W.Range.past("10s"),

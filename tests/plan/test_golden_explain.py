@@ -17,7 +17,13 @@ from schema import source
 from wisp.plan.explain import describe
 from wisp.plan.planner import plan
 from wisp.plan.source import Inputs, Settings
-from wisp.plan.streaming import StreamPlan
+from wisp.plan.streaming import (
+    CarriedPanesStream,
+    CarriedRowsStream,
+    KeyBucketsStream,
+    PanePartialsStream,
+    StreamPlan,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -56,10 +62,13 @@ def test_every_strategy_has_a_golden_file() -> None:
 
 
 def test_every_stream_shape_has_a_golden_file() -> None:
-    """Panes (with late rows counted or emitted, keyed or not) and the row-carrying
+    """Every shape of the stream operator (the rows carried, pane partials reduced where
+    read, keys sharing a value per bucket, panes in one group), and the row-carrying
     operator over each inner strategy that streams."""
     planned = [plan(inputs_of(s), s.window(), s.aggregations(), s.strategy) for s in STREAMS]
     assert all(isinstance(p, StreamPlan) for p in planned)
+    assert {type(p) for p in planned} == {CarriedRowsStream, CarriedPanesStream,
+                                          KeyBucketsStream, PanePartialsStream}
     inner = {p.inner.strategy for p in planned if isinstance(p, StreamPlan)}
     assert inner == {"stream-panes", "arrow-intervals", "arrow-frames", "arrow-running",
                      "arrow-ticks", "arrow-sessions", "arrow-spl", "arrow-dynamic",

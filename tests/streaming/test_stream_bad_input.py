@@ -111,10 +111,10 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
         ev.window(window).agg(ws.count())
     text = str(caught.value)
     assert text.startswith(
-        "`window` must be one of cumulative (ev.agg), Since, Trailing, Rows, Range, "
-        "Tumbling and Hopping by duration (output='windows'), Snapshot, CountByStartTime, "
-        "Session, Sliding, Tumbling by policy, Dynamic (anchors from a stream, or a "
-        "clock), feature sets (Events.features; label rows from a second stream) on a "
+        "`window` must be one of CountByStartTime, cumulative (ev.agg), Dynamic (anchors "
+        "from a stream, or a clock), feature sets (Events.features; label rows from a "
+        "second stream), Range, Rows, Session, Since, Sliding, Snapshot, Trailing, "
+        "Tumbling and Hopping by duration (output='windows'), Tumbling by policy on a "
         f"stream (the other kinds do not run on a stream yet), found {name}"
     ), text
 
@@ -235,8 +235,8 @@ def test_edges_on_a_stream_need_a_lateness_and_an_interval_kind(stream: DataFram
     with pytest.raises(ws.WispUnsupportedError) as caught:
         ev.window(ws.Range.past("10s")).agg(ws.count())
     assert str(caught.value) == (
-        "`window` must be one of Tumbling and Hopping by duration (output='windows'), "
-        "Snapshot, CountByStartTime over wisp.from_edges on a stream, found Range: the "
+        "`window` must be one of CountByStartTime, Snapshot, Tumbling and Hopping by "
+        "duration (output='windows') over wisp.from_edges on a stream, found Range: the "
         "other kinds do not read an interval's end, which the stream knows only once its "
         "end edge passes the watermark")
     with pytest.raises(ws.WispUnsupportedError, match=r"found Hopping\(output='changes'\)"):

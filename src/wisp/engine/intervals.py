@@ -14,8 +14,7 @@ from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from ..binding import Events
-from ..plan.intervals import HoppingWindows, IntervalsPlan, IntervalWindow
-from ..plan.streaming import PanesPlan
+from ..plan.intervals import HoppingWindows, IntervalsPlan, IntervalWindow, StreamPanesPlan
 from ..runtime.hopping import HORIZON_END, HORIZON_START
 from ..runtime.interval_kernels import interval_kernel
 from ..runtime.partials import partial_of
@@ -87,8 +86,8 @@ def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
     return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
 
 
-@keyed_kernel(PanesPlan)
-def panes_kernel(plan: PanesPlan, query: Query) -> KeyedKernel:
+@keyed_kernel(StreamPanesPlan)
+def panes_kernel(plan: StreamPanesPlan, query: Query) -> KeyedKernel:
     """The pane kernel of tumbling and hopping windows over point events on a stream,
     and its input: the tie-break columns too where an aggregation picks a row by window
     order (its partial keeps them), not otherwise."""

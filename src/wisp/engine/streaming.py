@@ -1,17 +1,21 @@
 """A query over a stream: the batch strategy's kernel, driven per key by Spark's stateful
-operator (`groupBy(key).transformWithStateInPandas`, event time, Append mode).
+operator (`transformWithStateInPandas`, event time, Append mode), one compiler per
+shape of the operator the planner chose (`plan.streaming`).
 
-Shape: the guarded input (null times fail or are dropped, as in batch); a hidden event
-time column with the watermark (`withWatermark` takes only timestamps: integer, date and
-timestamp_ntz time reach it as microseconds); each column the kernel reads in a form
-pandas carries exactly (`runtime.crossing`); grouped by key (no key: one group); the
-processor (`engine.processor`) runs `runtime.streaming.StreamKernel` (keyed pane
-queries group by a hash bucket of the key instead: `runtime.stream_buckets`; with late
-rows counted, each task first reduces its rows to pane partials, and a bucket's keys are
-handled all at once: `runtime.stream_pane_buckets`); its output becomes rows of exactly
-the batch columns (`engine.stream_rows`: Arrow payloads through `mapInArrow`, or, for
-pane partials, JSON text read by `from_json` without a Python stage). Written with the
-ordinary `writeStream` in Append mode.
+Every shape reads the guarded input (null times fail or are dropped, as in batch) with
+a hidden event time column carrying the watermark (`withWatermark` takes only
+timestamps: integer, date and timestamp_ntz time reach it as microseconds), and drives
+`runtime.streaming.StreamKernel`:
+- `CarriedRowsStream` (and `CarriedPanesStream`): each column the kernel reads in a form
+  pandas carries exactly (`runtime.crossing`), grouped by key (no key: one group), the
+  processor `engine.processor.StreamProcessor`;
+- `KeyBucketsStream`: the same columns grouped by a hash bucket of the key, the keys of
+  a bucket sharing one stored value (`runtime.stream_buckets`);
+- `PanePartialsStream`: each task first reduces its rows to pane partials, and a
+  bucket's keys are handled all at once (`runtime.stream_pane_buckets`).
+The output becomes rows of exactly the batch columns (`engine.stream_rows`: Arrow
+payloads through `mapInArrow`, or, for pane partials, JSON text read by `from_json`
+without a Python stage), written with the ordinary `writeStream` in Append mode.
 """
 
 from __future__ import annotations
@@ -19,15 +23,23 @@ from __future__ import annotations
 import hashlib
 import pickle
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, GroupedData, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..binding import TimeColumn, time_kind
 from ..errors import WispInputError, WispUnsupportedError
 from ..plan.source import ROCKSDB, STATE_STORE
-from ..plan.streaming import KEY_BUCKETS, StreamPlan
+from ..plan.streaming import (
+    KEY_BUCKETS,
+    CarriedPanesStream,
+    CarriedRowsStream,
+    KeyBucketsStream,
+    PanePartialsStream,
+    StreamPlan,
+)
 from ..runtime.codec import DAY
 from ..runtime.crossing import NULL_SUFFIX, Crossing
 from ..runtime.edges import EdgesKernel
@@ -172,19 +184,32 @@ def user_identity(aggregation: Aggregation) -> str:
     return f"{kind.__module__}.{kind.__qualname__}:{aggregation.returns}:{digest}"
 
 
-@compiles(StreamPlan)
-def stream(plan: StreamPlan, query: Query) -> DataFrame:
-    """Build the Spark plan of a query over a stream."""
+@dataclass(frozen=True)
+class Operator:
+    """What every shape of a stream's stateful operator reads: the kernel strategy
+    (`keyed`) with its input's fields by name (`schema`), the columns the kernel reads
+    in order (`columns`), the inputs with their watermarks, the kernel driven per key
+    (`stream_kernel`) and how the key and value columns cross into the operator."""
+
+    keyed: KeyedKernel
+    schema: dict[str, T.StructField]
+    columns: list[str]
+    inputs: tuple[StreamInput, ...]
+    stream_kernel: StreamKernel
+    keys: list[Crossing]
+    values: list[Crossing]
+
+
+def operator(plan: StreamPlan, query: Query) -> Operator:
+    """The parts of `plan`'s operator, built for `query`."""
     events = query.events
-    spark = events.df.sparkSession
-    check_state_store(spark)
+    check_state_store(events.df.sparkSession)
     keyed: KeyedKernel = kernel_for(plan.inner, query)
     schema = {f.name: f for f in keyed.df.schema.fields}
     edges = plan.source.edges  # from_edges: the operator pairs the edges
     columns = list(dict.fromkeys([*keyed.needed, *keyed.order, *(edges or ())]))
     inputs = keyed.inputs or (StreamInput(keyed.df, events.time, plan.lateness),)
     time = inputs[0].time.name
-    emit_late = events.on_late == "emit"
     kernel: Streamable = keyed.kernel
     if edges is not None:
         assert events.end is not None
@@ -197,48 +222,83 @@ def stream(plan: StreamPlan, query: Query) -> DataFrame:
     keys = [crossing(schema[k], False, f"wisp_key{i}") for i, k in enumerate(keyed.keys)]
     values = [crossing(schema[c], c == time, f"wisp_col{i}")
               for i, c in enumerate(c for c in columns if c not in keyed.keys)]
-    if isinstance(kernel, PaneKernel) and not emit_late:
-        return on_partials(watermarked(inputs, [col(c) for c in columns]), keyed,
-                           stream_kernel)
-    wire = [w for c in keys + values for w in wire_columns(c, schema[c.name].dataType)]
-    constant = [] if keys else [F.lit(0).alias(NO_KEY)]  # no key: one group
-    df = watermarked(inputs, [*wire, *constant])
-    taken = [f.name for f in keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
-    if emit_late and taken:
+    return Operator(keyed, schema, columns, inputs, stream_kernel, keys, values)
+
+
+@compiles(CarriedRowsStream)
+def carried_rows(plan: StreamPlan, query: Query) -> DataFrame:
+    """Rows grouped by key (no key: one group) into the stateful operator, which drives
+    each key's kernel (`StreamProcessor`)."""
+    parts = operator(plan, query)
+    emit_late = query.events.on_late == "emit"
+    processor = StreamProcessor(parts.stream_kernel, parts.keys, parts.values, emit_late)
+    df = on_the_wire(parts, emit_late, [] if parts.keys else [F.lit(0).alias(NO_KEY)])
+    group = [col(w) for c in parts.keys for w in c.wire] or [col(NO_KEY)]
+    return rows_out(parts, query, df.groupBy(*group), processor)
+
+
+compiles(CarriedPanesStream)(carried_rows)
+
+
+@compiles(KeyBucketsStream)
+def key_buckets(plan: StreamPlan, query: Query) -> DataFrame:
+    """Pane partials by key with late rows emitted: rows grouped by a hash bucket of the
+    key, the keys of a bucket sharing one stored value (`KeyBuckets`): a pane kernel's
+    state is a few numbers a key."""
+    parts = operator(plan, query)
+    df = on_the_wire(parts, True, [])
+    df = df.select("*", bucket_of([col(w) for c in parts.keys for w in c.wire]))
+    key_schema = arrow_schema([parts.schema[k] for k in parts.keyed.keys])
+    processor = BucketProcessor(KeyBuckets(parts.stream_kernel, key_schema),
+                                parts.keys + parts.values, True)
+    return rows_out(parts, query, df.groupBy(col(BUCKET)), processor)
+
+
+def on_the_wire(parts: Operator, emit_late: bool, extra: list[Column]) -> DataFrame:
+    """The inputs' rows as the operator reads them (each column by its crossing), with
+    `extra` columns and the hidden event time column (not with late rows emitted: the
+    watermark stays the query's, and without its column Spark filters no late row)."""
+    wire = [w for c in parts.keys + parts.values
+            for w in wire_columns(c, parts.schema[c.name].dataType)]
+    df = watermarked(parts.inputs, [*wire, *extra])
+    if not emit_late:
+        return df
+    taken = [f.name for f in parts.keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
+    if taken:
         raise WispInputError(f"`on_late` must be 'count' when the result has a column "
                              f"named {taken[0]!r} (on_late='emit' adds it)")
-    if emit_late:  # the watermark stays the query's; without its column, no late filter
-        df = df.drop(EVENT_TIME)
-    group = [col(w) for c in keys for w in c.wire] or [col(NO_KEY)]
-    processor: BucketProcessor | StreamProcessor = StreamProcessor(
-        stream_kernel, keys, values, emit_late)
-    if keys and isinstance(kernel, PaneKernel):  # a few numbers a key: keys share values
-        df = df.select("*", bucket_of([col(w) for c in keys for w in c.wire]))
-        group = [col(BUCKET)]
-        key_schema = arrow_schema([schema[k] for k in keyed.keys])
-        processor = BucketProcessor(KeyBuckets(stream_kernel, key_schema), keys + values,
-                                    emit_late)
-    states = df.groupBy(*group).transformWithStateInPandas(
-        processor, OPERATOR_SCHEMA, "Append", "EventTime")
-    if not emit_late:
-        return payload_rows(states, keyed.fields)
-    fields = [*keyed.fields, T.StructField(LATE_REASON, T.StringType()),
-              T.StructField(LATE_ROW, T.StructType([schema[c] for c in columns]))]
-    late_rows = LateRows(arrow_schema(fields), events.key)
-    out = states.mapInArrow(PayloadRows(arrow_schema(keyed.fields), late_rows),
-                            T.StructType(fields))
+    return df.drop(EVENT_TIME)
+
+
+def rows_out(parts: Operator, query: Query, grouped: GroupedData,
+             processor: BucketProcessor | StreamProcessor) -> DataFrame:
+    """The operator over `grouped`, its output as rows of the batch columns (Arrow
+    payloads), and with late rows emitted, those rows too, counted."""
+    states = grouped.transformWithStateInPandas(processor, OPERATOR_SCHEMA, "Append",
+                                                "EventTime")
+    fields = parts.keyed.fields
+    if query.events.on_late != "emit":
+        return payload_rows(states, fields)
+    with_late = [*fields, T.StructField(LATE_REASON, T.StringType()),
+                 T.StructField(LATE_ROW, T.StructType([parts.schema[c]
+                                                       for c in parts.columns]))]
+    late_rows = LateRows(arrow_schema(with_late), query.events.key)
+    out = states.mapInArrow(PayloadRows(arrow_schema(fields), late_rows),
+                            T.StructType(with_late))
     return out.observe(LATE_COUNTER, F.count(col(LATE_REASON)).alias("late"))
 
 
-def on_partials(df: DataFrame, keyed: KeyedKernel, stream_kernel: StreamKernel
-                ) -> DataFrame:
+@compiles(PanePartialsStream)
+def pane_partials(plan: StreamPlan, query: Query) -> DataFrame:
     """Tumbling/Hopping on pane partials with late rows counted: where the rows are
     read, each bucket's rows become pane partials per key and pane (`PanePacker`), so a
     handful of rows per key crosses the shuffle instead of every row; the operator,
     grouped by bucket, adds them to its keys' panes (`PartialsProcessor`). The event
     time column stops before the operator: Spark's late filter is off, and a row is
     late only once its key has closed the earliest window holding it (counted)."""
-    schema = {f.name: f for f in keyed.df.schema.fields}
+    parts = operator(plan, query)
+    keyed, stream_kernel = parts.keyed, parts.stream_kernel
+    df = watermarked(parts.inputs, [col(c) for c in parts.columns])
     bucket = (bucket_of([col(k) for k in keyed.keys]) if keyed.keys
               else F.lit(0).cast("int"))
     # the rows as Spark has them (Arrow carries every column exactly); without the
@@ -247,7 +307,7 @@ def on_partials(df: DataFrame, keyed: KeyedKernel, stream_kernel: StreamKernel
     assert isinstance(stream_kernel.kernel, PaneKernel)
     packed = rows.mapInArrow(PanePacker(stream_kernel.kernel, stream_kernel.schema,
                                         BUCKET_OF), PACKED_SCHEMA)
-    key_schema = arrow_schema([schema[k] for k in keyed.keys])
+    key_schema = arrow_schema([parts.schema[k] for k in keyed.keys])
     output = arrow_schema(keyed.fields)
     assert carries(output)  # a stream reads only the types that cross as JSON text
     processor = PartialsProcessor(PaneBuckets(stream_kernel, key_schema), output)

@@ -32,6 +32,7 @@ from . import intervals
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
 from .source import ColumnType, Field, Inputs, Source, TimeColumn, tie_break_columns
+from .streaming import Streamed, stream_rule
 
 UNIT = "__wisp_unit"
 UNIT_END = "__wisp_unit_end"
@@ -96,12 +97,14 @@ PLAN_CLASSES: dict[str, type[CalendarPlan]] = {
     intervals.STRATEGY: CalendarIntervalsPlan}
 
 
-def refuse_on_stream(window: object) -> None:
+@stream_rule(Tumbling, when=is_calendar, label=None, edges=True)
+@stream_rule(Hopping, when=is_calendar, label=None, edges=True)
+def refuse_on_stream(inputs: Inputs, window: Tumbling | Hopping,
+                     resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
     """Calendar windows run on batch tables only."""
-    if isinstance(window, (Tumbling, Hopping)) and window.calendar is not None:
-        raise WispUnsupportedError(
-            f"`window` must be a {type(window).__name__} of duration size on a stream "
-            f"(calendar sizes run on batch tables only), found {window!r}")
+    raise WispUnsupportedError(
+        f"`window` must be a {type(window).__name__} of duration size on a stream "
+        f"(calendar sizes run on batch tables only), found {window!r}")
 
 
 def _units(source: Source, size: CalendarSize, hop: CalendarSize, window: Tumbling | Hopping,

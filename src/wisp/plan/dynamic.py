@@ -30,6 +30,7 @@ from .source import (
     same_time_type,
     tie_break_columns,
 )
+from .streaming import Streamed, stream_rule
 
 DYNAMIC_STRATEGY = "arrow-dynamic"
 
@@ -229,3 +230,33 @@ def plan_dynamic(inputs: Inputs, window: Dynamic, resolved: tuple[ResolvedAggreg
         start=start, end=end, obsolete=obsolete, closed=window.closed,
         check_obsolete=not static_ok,
         anchor_tie_break=() if anchors is None else tie_break_columns(anchors))
+
+
+@stream_rule(Dynamic, label="Dynamic (anchors from a stream, or a clock)")
+def stream_dynamic(inputs: Inputs, window: Dynamic,
+                   resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """Dynamic windows on a stream: anchors from a second stream (one operator over the
+    union of both, whose watermark is the smaller of the two), or a clock."""
+    if inputs.source.on_late != "count":
+        raise WispUnsupportedError(
+            "`on_late` must be 'count' for Dynamic windows on a stream, found "
+            f"{inputs.source.on_late!r}: their late anchors and events are counted "
+            "(wisp.stream_report), not output as rows")
+    inner = plan_dynamic(inputs, window, resolved, DYNAMIC_STRATEGY)
+    assert isinstance(inner, DynamicPlan)
+    closed = ("the window's end" if window.closed in ("both", "right") else
+              "one tick before the window's end (open on the right)")
+    if inner.clock is not None:
+        until = ("the clock's end" if inner.clock.end is not None else
+                 "the watermark, for ever (a stream has no last event)")
+        return Streamed(inner, "the next tick and the events from its window's start on",
+                "the ticks from the key's first event (or the clock's start) up to "
+                f"{until}: a tick's window once the watermark is at or past the tick and "
+                f"{closed}; a watermark jump over many ticks emits them "
+                "all in one step (at most max_ticks)")
+    return Streamed(inner, "the anchors whose windows are not final yet (an anchor without an "
+            "end waits for ever) and the events such a window or a later anchor's can "
+            "reach: none older than the largest obsolete so far",
+            "an anchor's window once the watermark (the smaller of the anchors' and the "
+            f"events' watermarks) is at or past the anchor and {closed}; an "
+            "obsolete promise broken fails the query when its anchor arrives")

@@ -22,6 +22,7 @@ from .source import (
     same_time_type,
     tie_break_columns,
 )
+from .streaming import Streamed, carried_by_panes, stream_rule
 
 STRATEGY = "arrow-features"
 
@@ -212,3 +213,39 @@ def _labels(inputs: Inputs) -> Source:
             raise bad_value("at", f"key column {c.name!r} of type {types[c.name].text} "
                             "(as in the events)", c.type.text)
     return labels
+
+
+@stream_rule(FeatureSet,
+             label="feature sets (Events.features; label rows from a second stream)")
+def stream_features(inputs: Inputs, window: FeatureSet,
+                    resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """A feature set over a stream: the feature kernel's resumable steps, each event's
+    row once every window of it is final, or, with label rows (`at`, a second stream),
+    each label row's once the watermark passes it; a cumulative window needs every
+    aggregation carried as a partial state."""
+    if any(spec is None for _, spec in window.windows):
+        held = [r.name for r in resolved if not carried_by_panes(r)]
+        if held:
+            raise WispUnsupportedError(
+                "`aggregations` must each have a partial state for a feature set with a "
+                f"cumulative window (None) over a stream, found {', '.join(held)}: the "
+                "window never closes, so its state would keep every row of a key")
+    if window.at is not None:
+        if inputs.source.on_late != "count":
+            raise WispUnsupportedError(
+                "`on_late` must be 'count' for a feature set at label rows on a stream, "
+                f"found {inputs.source.on_late!r}: its late label rows and events are "
+                "counted (wisp.stream_report), not output as rows")
+        inner = plan_features(inputs, window, resolved, STRATEGY)
+        return Streamed(inner, "the events later label rows can reach (the widest bounded "
+                "window's, the last n tick periods', the cumulative window as one partial "
+                "state)", "a label row's features once the watermark (the smaller of the "
+                "label rows' and the events' watermarks) is at or past its time: every "
+                "event before it has been read by then")
+    inner = plan_features(inputs, window, resolved, STRATEGY)
+    return Streamed(inner, "the events the widest bounded window still reaches, the events "
+            "whose windows wait for later rows or the watermark, and the cumulative "
+            "window's partial state (one row)",
+            "an event's row once every window of it is final: a Range window once the "
+            "watermark passes the event's time + end, a Rows window once its last row "
+            "has arrived, the cumulative window at once")

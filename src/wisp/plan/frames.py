@@ -10,9 +10,10 @@ from ..spec.windows import Range, Rows
 from .aggregations import accumulated, refuse_interval_events, refuse_lifetimes, spark_blocker
 from .durations import resolve_bound
 from .nodes import Plan, ResolvedAggregation
-from .periods import accumulators_plan
+from .periods import AccumulatorsPlan, accumulators_plan
 from .registry import NoWindow, rule
 from .source import ARROW_BATCH_BYTES, Inputs, Source, kernel_shape, tie_break_columns
+from .streaming import Streamed, refuse_values_of_unclosed, stream_rule
 
 FRAME_STRATEGIES = ("native-running", "arrow-frames")
 NATIVE_ROWS_MAX = 32
@@ -220,3 +221,42 @@ def plan_cumulative(inputs: Inputs, window: NoWindow,
                        tie_break=tie_break_columns(inputs.source),
                        reason="a running frame is incremental in Spark's own window "
                        "operator: one shuffle and sort by key and time, O(1) work per row")
+
+
+@stream_rule(NoWindow, label="cumulative (ev.agg)")
+def stream_cumulative(inputs: Inputs, window: NoWindow,
+                      resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """The cumulative window on a stream: accumulators carried per key, never rows."""
+    refuse_values_of_unclosed(resolved, repr(window))
+    source = inputs.source
+    return Streamed(AccumulatorsPlan(source=source, window=repr(window),
+                                     aggregations=resolved,
+                                     tie_break=tie_break_columns(source), reason="a stream",
+                                     ticks=None),
+                    "one accumulator set (a few numbers per aggregation; a user "
+                    "aggregator's own state)",
+                    "each row's output once the watermark passes its time")
+
+
+@stream_rule(Rows)
+def stream_rows(inputs: Inputs, window: Rows,
+                resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """`Rows` on a stream: the frame kernel, fed each key's rows in order."""
+    inner = plan_rows(inputs, window, resolved, "arrow-frames")
+    assert isinstance(inner, FramesPlan) and isinstance(inner.frame, RowsFrame)
+    frame = inner.frame
+    return Streamed(inner, f"the last {max(0, -frame.first)} rows and the rows whose "
+                    f"windows wait for {max(0, frame.last)} more rows",
+                    "a row's window once its last row has arrived and the watermark "
+                    "passed it")
+
+
+@stream_rule(Range)
+def stream_range(inputs: Inputs, window: Range,
+                 resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """`Range` on a stream: the frame kernel, fed each key's rows in order."""
+    inner = plan_range(inputs, window, resolved, "arrow-frames")
+    return Streamed(inner, "the rows within the window's reach (end - start) of the newest "
+                    "row, and the anchors not yet final",
+                    "a row's window once the watermark passes its time + end (a forward "
+                    "end adds its length to the latency)")

@@ -35,6 +35,16 @@ from .source import (
     native_time_blocker,
     tie_break_columns,
 )
+from .streaming import (
+    PANE_TIME_KINDS,
+    PANES_STRATEGY,
+    PARTIALS,
+    Streamed,
+    carried_by_panes,
+    crosses_as_json,
+    stream_rule,
+    unsupported_on_stream,
+)
 
 STRATEGY = "arrow-intervals"
 BUCKETS = "native-buckets"
@@ -348,3 +358,81 @@ def plan_count_by_start_time(inputs: Inputs, window: CountByStartTime,
     return _kernel_plan(inputs.source, window, resolved, CountWindows(window.n),
                         "members of a count window are contiguous in start order, so every "
                         "window is an index range found by binary search")
+
+
+BY_DURATION = "Tumbling and Hopping by duration (output='windows')"
+"""The duration-sized kinds of this family on a stream, in words."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamPanesPlan(Plan):
+    """`stream-panes`: tumbling and hopping windows over point events on a stream, from
+    partial aggregates per pane (`runtime/stream_panes.py`): `windows` as in batch."""
+
+    windows: HoppingWindows
+
+    strategy = PANES_STRATEGY
+
+    def how(self) -> str:
+        return ("the timeline is cut into panes of gcd(size, hop); a kernel per key adds "
+                f"each row to its pane's partial aggregates ({PARTIALS}) as it arrives, "
+                "and writes a window from its panes' partials once no later row can fall "
+                "in it.")
+
+
+@stream_rule(Tumbling, label=BY_DURATION, edges=True)
+def stream_tumbling(inputs: Inputs, window: Tumbling,
+                    resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    return _stream_hopping(inputs, plan_tumbling(inputs, window, resolved, STRATEGY),
+                           resolved)
+
+
+@stream_rule(Hopping, label=BY_DURATION, edges=True)
+def stream_hopping(inputs: Inputs, window: Hopping,
+                   resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    if window.output != "windows":
+        raise unsupported_on_stream(f"Hopping(output={window.output!r})", " (its rows can "
+                                    "wait for ever for the result to change)")
+    return _stream_hopping(inputs, plan_hopping(inputs, window, resolved, STRATEGY),
+                           resolved)
+
+
+def _stream_hopping(inputs: Inputs, inner: Plan, resolved: tuple[ResolvedAggregation, ...]
+                    ) -> Streamed:
+    """Tumbling and hopping windows on a stream (`inner`: their interval kernel's plan):
+    over point events on pane partials where every aggregation has partials a pane can
+    carry, else the interval kernel carrying the rows of the windows not yet final."""
+    source = inputs.source
+    if source.is_interval:
+        return Streamed(inner, "the events alive in the windows not yet final (an event "
+                        "stays while it is alive: open-ended events for ever)",
+                        "a window once the watermark passes its end")
+    assert isinstance(inner, IntervalsPlan) and isinstance(inner.windows, HoppingWindows)
+    if source.time.kind in PANE_TIME_KINDS and all(
+            carried_by_panes(r) and crosses_as_json(r) for r in resolved):
+        panes = StreamPanesPlan(source=source, window=inner.window, aggregations=resolved,
+                                tie_break=inner.tie_break, windows=inner.windows,
+                                reason="every aggregation has partials a pane can carry")
+        return Streamed(panes, "one row of partial aggregates per non-empty pane of the "
+                        "windows not yet final (at most size / gcd(size, hop) + the panes "
+                        "the lateness spans), not the rows", "a window once the watermark "
+                        "passes its end", panes=True)
+    return Streamed(inner, "the rows of the windows not yet final (at most size / hop "
+                    "windows)", "a window once the watermark passes its end")
+
+
+@stream_rule(Snapshot, edges=True)
+def stream_snapshot(inputs: Inputs, window: Snapshot,
+                    resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    return Streamed(plan_snapshot(inputs, window, resolved, STRATEGY),
+                    "the events alive at the frontier (an event stays while it is alive: "
+                    "open-ended events for ever)", "a window once the watermark passes its "
+                    "end (the next start or end point)")
+
+
+@stream_rule(CountByStartTime, edges=True)
+def stream_count_by_start_time(inputs: Inputs, window: CountByStartTime,
+                               resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    return Streamed(plan_count_by_start_time(inputs, window, resolved, STRATEGY),
+                    f"the events of the last {window.n} distinct start times",
+                    "a window once the watermark passes its last start time")

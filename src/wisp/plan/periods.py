@@ -26,6 +26,7 @@ from .source import (
     native_time_blocker,
     tie_break_columns,
 )
+from .streaming import Streamed, refuse_values_of_unclosed, stream_rule
 
 PERIODS = "native-periods"
 TICKS = "arrow-ticks"
@@ -272,3 +273,57 @@ def plan_trailing(inputs: Inputs, window: Trailing, resolved: tuple[ResolvedAggr
     _check(inputs.source, resolved, strategy, "Trailing")
     ticks = _ticks(inputs, window.tick, window.n, window.partial, "events", trailing=True)
     return _ticks_plan(inputs.source, window, ticks, resolved)
+
+
+@stream_rule(Since)
+def stream_since(inputs: Inputs, window: Since,
+                 resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """`Since` on a stream: the tick kernel, or over a predicate with every aggregation
+    held by accumulators, the accumulators since the last tick row."""
+    _refuse_values_of_predicate_periods(window, resolved)
+    inner = plan_since(inputs, window, resolved, TICKS)
+    assert isinstance(inner, TicksPlan)
+    ticks = inner.ticks
+    if ticks.predicate is not None:
+        source = inputs.source
+        return Streamed(accumulators_plan(source, window, ticks, resolved, "a stream"),
+                        "one accumulator set since the last tick row",
+                        "each row's output once the watermark passes its time")
+    return Streamed(inner, *_ticks_kept(ticks))
+
+
+@stream_rule(Trailing)
+def stream_trailing(inputs: Inputs, window: Trailing,
+                    resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """`Trailing` on a stream: the tick kernel."""
+    _refuse_values_of_predicate_periods(window, resolved)
+    inner = plan_trailing(inputs, window, resolved, TICKS)
+    assert isinstance(inner, TicksPlan)
+    return Streamed(inner, *_ticks_kept(inner.ticks))
+
+
+def _refuse_values_of_predicate_periods(window: Since | Trailing,
+                                        resolved: tuple[ResolvedAggregation, ...]) -> None:
+    """Periods over a boolean tick column close only where it is true (perhaps never)."""
+    if not isinstance(window.tick, CalendarTick):
+        refuse_values_of_unclosed(resolved, type(window).__name__)
+
+
+def _ticks_kept(ticks: Ticks) -> tuple[str, str]:
+    """What a `Since` or `Trailing` window over the tick kernel keeps per key on a
+    stream, and when it emits."""
+    row = "each row's output (over its window up to the row) once the watermark passes its time"
+    if ticks.calendar is None:
+        return (f"the rows of the current period and the {ticks.n - 1} before it (a "
+                "period ends at a row whose tick column is true: not bounded while it "
+                "stays false)", row)
+    if ticks.trailing:
+        return (f"the rows of the current period and the {ticks.n - 1} before it, the "
+                "key's first tick", row)
+    tick = ("a tick's row (its period (previous tick, tick]) once the watermark reaches "
+            "the tick: every tick from the key's first event's period on, empty periods "
+            "included, all at once when the watermark jumps over several")
+    emits = {"ticks": tick, "events": row, "both": f"{tick}; and {row}"}[ticks.emit]
+    return ("the rows of the open period (after the last tick row written), the key's "
+            "first tick and the last tick written (the open period's accumulators "
+            "instead of its rows where every aggregation has them)", emits)

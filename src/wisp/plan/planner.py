@@ -53,7 +53,5 @@ def plan(inputs: Inputs, window: object | None, aggregations: Sequence[Aggregati
     refuse_ewm(spec, resolved)
     refuse_min_count_on_changes(spec, resolved)
     if inputs.source.lateness is not None:
-        calendar_windows.refuse_on_stream(spec)
-        sessions.refuse_on_stream(spec)
         return plan_stream(inputs, spec, resolved, strategy)
     return rule(inputs, spec, resolved, strategy)

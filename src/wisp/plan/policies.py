@@ -16,7 +16,7 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..errors import bad_value
+from ..errors import WispUnsupportedError, bad_value
 from ..spec.policies import Count, Delta, Policy, Punctuation, Time
 from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
@@ -26,6 +26,7 @@ from .frames import RowsFrame, native_frames_plan, native_rows
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
 from .source import Inputs, Source, TimeColumn, kernel_shape, tie_break_columns, time_kind
+from .streaming import Streamed, stream_rule
 
 STRATEGY = "arrow-spl"
 BATCHES = "native-batches"
@@ -263,3 +264,48 @@ def plan_policy_tumbling(inputs: Inputs, window: Tumbling,
     return _policies_plan(source, window, resolved, "tumbling", policy, None, window.partial,
                           "a policy-sized tumbling window is sequential per key: a kernel "
                           "replays it exactly in one pass over each key's sorted tuples")
+
+
+@stream_rule(Sliding)
+def stream_sliding(inputs: Inputs, window: Sliding,
+                   resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    _refuse_order_on_stream(inputs.source, "Sliding")
+    inner = plan_sliding(inputs, window, resolved, STRATEGY)
+    return Streamed(inner, "the window's contents (count eviction: the last n tuples; time: "
+                    "the tuples within t of the newest; delta: the tuples no later one "
+                    "exceeded by more than d, not bounded for falling values)",
+                    _firings(isinstance(window.trigger, Time)))
+
+
+@stream_rule(Tumbling, when=_policy_sized, label="Tumbling by policy")
+def stream_policy_tumbling(inputs: Inputs, window: Tumbling,
+                           resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    _refuse_order_on_stream(inputs.source, "Tumbling")
+    inner = plan_policy_tumbling(inputs, window, resolved, STRATEGY)
+    assert isinstance(inner, PoliciesPlan)
+    state = ("the open window's accumulators, its first tuple's time and attributes and "
+             "its last tuple's time (one row, however long the window)" if inner.accumulated
+             else "the tuples since the last firing (a delta- or punctuation-sized window: "
+             "not bounded while it does not fire)")
+    return Streamed(inner, state, _firings(isinstance(window.size, Time)))
+
+
+def _refuse_order_on_stream(source: Source, name: str) -> None:
+    """On a stream tuples enter in time order (then the tie-break columns) once the
+    watermark passes them, so `order` (an arrival order other than time) is refused: a
+    stream could not know that no tuple earlier in it is still to come."""
+    if source.order is not None:
+        raise WispUnsupportedError(
+            f"`order` must be None for {name} on a stream (tuples enter in time order once "
+            "the watermark passes them; an arrival order other than time has no watermark "
+            f"to wait for), found {source.order!r}")
+
+
+def _firings(timed: bool) -> str:
+    """When a policy window's firings are emitted on a stream, in words."""
+    emits = ("every time firing once the watermark passes it, also with no new tuple "
+             "and after the key's newest tuple (one per period; a jump over many "
+             "periods emits them all at once)" if timed else
+             "a firing once the tuple that fires it has entered (the watermark passed "
+             "its time)")
+    return emits + "; a stream has no end: no flushed tail (partial)"

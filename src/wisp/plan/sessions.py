@@ -17,6 +17,7 @@ from .durations import resolve_duration
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
 from .source import ColumnType, ExprRef, Inputs, Source, kernel_shape, tie_break_columns
+from .streaming import Streamed, stream_rule
 
 SESSION_STRATEGY = "arrow-sessions"
 
@@ -70,14 +71,6 @@ class SessionsPlan(Plan):
         aggregation is held by accumulators, with or without `max_duration`
         (`runtime.sessions.SessionKernel.accumulates` applies the same rule)."""
         return accumulated(self.aggregations)
-
-
-def refuse_on_stream(window: object) -> None:
-    """A per-row gap runs on batch tables only."""
-    if isinstance(window, Session) and window.gap_kind != "duration":
-        raise WispUnsupportedError(
-            "`gap` must be a duration on a stream (a per-row gap runs on batch tables "
-            f"only), found {window.gap!r}")
 
 
 INTERVAL_GAP = ("an interval column or expression (a day-time interval such as "
@@ -148,3 +141,20 @@ def plan_session(inputs: Inputs, window: Session, resolved: tuple[ResolvedAggreg
                         "began), which no frame of Spark's window operator expresses; the "
                         "kernel finds them in the same pass as the aggregates, O(n log n) "
                         "per key")
+
+
+@stream_rule(Session)
+def stream_session(inputs: Inputs, window: Session,
+                   resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
+    """Sessions by a duration gap on a stream (a per-row gap runs on batch tables only):
+    the session kernel carrying the open session."""
+    if window.gap_kind != "duration":
+        raise WispUnsupportedError(
+            "`gap` must be a duration on a stream (a per-row gap runs on batch tables "
+            f"only), found {window.gap!r}")
+    inner = plan_session(inputs, window, resolved, SESSION_STRATEGY)
+    assert isinstance(inner, SessionsPlan)
+    carried = ("the open session's start, largest reach and accumulators (one row, "
+               "however long the session)" if inner.accumulated
+               else "the open session's rows (bounded by max_duration when given)")
+    return Streamed(inner, carried, "a session once the watermark passes its last event + gap")

@@ -32,7 +32,7 @@ from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US, OUTSIDE_YEARS
 from .columns import col, fail_where, output_time_type
 from .compiler import Query, compiler_for, compiles
 from .intervals import interval_guarded
-from .native import NTZ_EPOCH, kind_ticks
+from .native import kind_ticks, time_from_ticks
 
 GUESS = "__wisp_unit_guess"
 LAST = "__wisp_last_tick"
@@ -102,16 +102,6 @@ def with_unit(df: DataFrame, ticks: Column, name: str, units: Units, kind: str) 
     return df.withColumn(name, after).drop(hidden)
 
 
-def from_ticks(ticks: Column, time: TimeColumn) -> Column:
-    """Ticks (µs; days for date time) as a value of the time column's type, independent
-    of the session time zone."""
-    if time.kind == "date":
-        return F.date_from_unix_date(ticks.cast("int"))
-    if time.kind == "timestamp_ntz":
-        return F.timestamp_add("MICROSECOND", ticks, F.lit(NTZ_EPOCH).cast("timestamp_ntz"))
-    return F.timestamp_micros(ticks)
-
-
 def unit_events(events: Events, query: Query, units: Units) -> Events:
     """The events with their unit numbers (`UNIT`, and `UNIT_END` for interval events:
     the unit after the one holding the last tick), after the input's own checks (null
@@ -143,7 +133,7 @@ def calendar_windows(plan: CalendarPlan, query: Query) -> DataFrame:
     time_type = output_time_type(events.time)
     kind = events.time.kind
     return out.withColumns({
-        name: from_ticks(first_tick(col(name), plan.units, kind), events.time).cast(time_type)
+        name: time_from_ticks(first_tick(col(name), plan.units, kind), events.time).cast(time_type)
         for name in ("window_start", "window_end", "time")})
 
 

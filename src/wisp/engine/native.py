@@ -224,7 +224,10 @@ def kind_ticks(value: Column, kind: str) -> Column:
     """A column holding a time of `kind` as long ticks (see `time_ticks`)."""
     if kind == "timestamp":
         return F.unix_micros(value)
-    if kind == "timestamp_ntz":  # wall-clock microseconds, whatever the session's zone
+    if kind == "timestamp_ntz":  # wall-clock microseconds; exact where the session zone
+        # has no gaps (Spark casts both sides to timestamps through it: a wall time a
+        # daylight-saving change skips comes out an hour later), so the native strategies
+        # run timestamp_ntz only in UTC sessions (`plan.source.native_time_blocker`)
         return F.timestamp_diff("MICROSECOND", F.lit(NTZ_EPOCH).cast("timestamp_ntz"),
                                 value)
     if kind == "date":
@@ -233,10 +236,13 @@ def kind_ticks(value: Column, kind: str) -> Column:
 
 
 def time_from_ticks(ticks: Column, time: TimeColumn) -> Column:
+    """Ticks (µs; days for date time) as a value of the time column's type, whatever
+    the session's time zone (timestamp_ntz: wall-clock microseconds added to the epoch,
+    no cast through a zone)."""
     if time.kind == "timestamp":
         return F.timestamp_micros(ticks)
     if time.kind == "timestamp_ntz":
-        return F.timestamp_micros(ticks).cast("timestamp_ntz")
+        return F.timestamp_add("MICROSECOND", ticks, F.lit(NTZ_EPOCH).cast("timestamp_ntz"))
     if time.kind == "date":
         return F.date_from_unix_date(ticks.cast("int"))
     return ticks

@@ -22,8 +22,8 @@ from pyspark.sql import types as T
 
 import wisp as ws
 from wisp.engine.describe import sorts_in_worker
-from wisp.runtime import sorting
-from wisp.runtime.sorting import merged, sorted_batches
+from wisp.runtime.codecs import sorting
+from wisp.runtime.codecs.sorting import merged, sorted_batches
 
 COLUMNS = ("k", "t", "v")
 

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import strategies as st
 
-from wisp.runtime.resumable import Horizon, KernelState, Resumable, Streamable
+from wisp.runtime.windows.resumable import Horizon, KernelState, Resumable, Streamable
 
 
 def cut_run(kernel: Resumable, table: pa.Table, cuts: Sequence[int],

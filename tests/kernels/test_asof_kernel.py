@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from oracle_asof import matched, merge_asof
 
 from wisp.kernels.asof import match
-from wisp.runtime.asof import AsOfKernel
-from wisp.runtime.sorting import sort_order
+from wisp.runtime.codecs.sorting import sort_order
+from wisp.runtime.windows.asof import AsOfKernel
 
 DIRECTIONS = ["backward", "forward", "nearest"]
 

@@ -17,8 +17,8 @@ from tables import assert_same_rows
 
 from wisp.kernels import dynamic as dk
 from wisp.plan.dynamic import ClockTicks
-from wisp.runtime.batches import key_runs
-from wisp.runtime.dynamic import END, OBSOLETE, START, TIME, BoundJob, DynamicKernel
+from wisp.runtime.codecs.batches import key_runs
+from wisp.runtime.windows.dynamic import END, OBSOLETE, START, TIME, BoundJob, DynamicKernel
 
 CLOSED = ["both", "left", "right", "neither"]
 

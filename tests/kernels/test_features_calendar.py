@@ -20,8 +20,8 @@ from resumable_check import assert_resumes
 
 import wisp as ws
 from wisp.plan.features import CalendarFrame
-from wisp.runtime.features import FeaturesKernel
-from wisp.runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
+from wisp.runtime.windows.features import FeaturesKernel
+from wisp.runtime.windows.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from wisp.spec.windows import CalendarTick
 
 JOBS = (built_in_job("count", None, "none", pa.int64(), None),

@@ -21,10 +21,10 @@ from resumable_check import assert_resumes
 
 from wisp.plan.features import FeatureFrame, PeriodsFrame
 from wisp.plan.frames import RangeFrame, RowsFrame, RunningFrame
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.features import FeaturesKernel
-from wisp.runtime.resumable import KernelState
-from wisp.runtime.sorting import sort_order
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.codecs.sorting import sort_order
+from wisp.runtime.windows.features import FeaturesKernel
+from wisp.runtime.windows.resumable import KernelState
 
 HELD = (built_in_job("count", None, "none", pa.int64(), None),
         built_in_job("count", "v", "float", pa.int64(), None),

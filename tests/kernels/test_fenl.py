@@ -17,7 +17,7 @@ from jobs import built_in_job
 import wisp as ws
 from wisp import WispInputError
 from wisp.kernels import periods as kf
-from wisp.runtime.periods import HIDDEN_NEWEST, TickKernel
+from wisp.runtime.windows.periods import HIDDEN_NEWEST, TickKernel
 from wisp.spec import calendar
 from wisp.spec.windows import daily
 

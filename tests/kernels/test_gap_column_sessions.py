@@ -15,7 +15,7 @@ from jobs import built_in_job
 from oracle_calendar import gap_sessions
 from resumable_check import assert_resumes, rows
 
-from wisp.runtime.sessions import SessionKernel
+from wisp.runtime.windows.sessions import SessionKernel
 from wisp.spec import aggregates
 
 JOBS = (built_in_job("count", None, "none", pa.int64(), None),

@@ -14,9 +14,9 @@ from jobs import built_in_job
 from tables import assert_same_rows
 
 from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
-from wisp.runtime.batches import key_runs
-from wisp.runtime.hopping import HORIZON_END, HORIZON_START
-from wisp.runtime.interval_kernels import interval_kernel
+from wisp.runtime.codecs.batches import key_runs
+from wisp.runtime.windows.hopping import HORIZON_END, HORIZON_START
+from wisp.runtime.windows.interval_kernels import interval_kernel
 
 SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                     ("window_end", pa.int64()), ("time", pa.int64()),

@@ -14,8 +14,8 @@ from jobs import built_in_job
 from tables import assert_same_rows
 
 from wisp.kernels import sessions as sk
-from wisp.runtime.batches import key_runs
-from wisp.runtime.sessions import SessionKernel
+from wisp.runtime.codecs.batches import key_runs
+from wisp.runtime.windows.sessions import SessionKernel
 
 LONG = 2**63 - 1
 run = st.lists(st.tuples(st.integers(-40, 40), st.sampled_from([0, 0, 1, 5, 30, None])),

@@ -19,8 +19,8 @@ from oracle_intervals import count_by_start_time, hopping, snapshot
 import wisp as ws
 from wisp.kernels import intervals as iv
 from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
-from wisp.runtime.hopping import HORIZON_END, HORIZON_START
-from wisp.runtime.interval_kernels import interval_kernel
+from wisp.runtime.windows.hopping import HORIZON_END, HORIZON_START
+from wisp.runtime.windows.interval_kernels import interval_kernel
 from wisp.spec.aggregates import Aggregation
 
 COLUMNS = ["k", "t", "e", "v", "i", "s", "seq"]

@@ -12,9 +12,9 @@ import pytest
 from jobs import built_in_job
 
 from wisp import WispError, WispMemoryError
+from wisp.runtime.codecs.sorting import capped_budget
 from wisp.runtime.limits import WithinMemory
-from wisp.runtime.sessions import SessionKernel
-from wisp.runtime.sorting import capped_budget
+from wisp.runtime.windows.sessions import SessionKernel
 
 
 def endless_session(chunk_rows: int, collect: bool = True) -> SessionKernel:

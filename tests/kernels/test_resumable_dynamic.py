@@ -23,8 +23,8 @@ from tables import assert_same_rows
 
 from wisp import WispInputError
 from wisp.plan.dynamic import ClockTicks
-from wisp.runtime.batches import key_runs
-from wisp.runtime.dynamic import (
+from wisp.runtime.codecs.batches import key_runs
+from wisp.runtime.windows.dynamic import (
     END,
     KIND,
     OBSOLETE,
@@ -34,7 +34,7 @@ from wisp.runtime.dynamic import (
     BoundJob,
     DynamicKernel,
 )
-from wisp.runtime.resumable import KernelState
+from wisp.runtime.windows.resumable import KernelState
 
 JOBS = (built_in_job("count", None, "none", pa.int64(), None),
         built_in_job("count", "v", "float", pa.int64(), None),

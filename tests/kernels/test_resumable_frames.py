@@ -23,10 +23,10 @@ from resumable_check import LeastWake, assert_resumes, cut_run, rows, slack_st, 
 from tables import assert_same_rows
 
 from wisp.plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.batches import key_runs
-from wisp.runtime.frames import FrameKernel
-from wisp.runtime.resumable import Horizon, KernelState
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.codecs.batches import key_runs
+from wisp.runtime.windows.frames import FrameKernel
+from wisp.runtime.windows.resumable import Horizon, KernelState
 
 
 def times_seen(values: Any, times: Any) -> int:

@@ -23,12 +23,12 @@ from resumable_check import cut_run, rows, stream_run
 
 import wisp as ws
 from wisp.plan.intervals import CountWindows, HoppingWindows, IntervalWindow, SnapshotWindows
-from wisp.runtime import intervals as runtime_intervals
-from wisp.runtime.codec import DAY
-from wisp.runtime.hopping import HORIZON_END, HORIZON_START, HoppingKernel
-from wisp.runtime.interval_kernels import interval_kernel
-from wisp.runtime.intervals import IntervalKernel
-from wisp.runtime.resumable import Horizon, KernelState
+from wisp.runtime.codecs.arrays import DAY
+from wisp.runtime.windows import intervals as runtime_intervals
+from wisp.runtime.windows.hopping import HORIZON_END, HORIZON_START, HoppingKernel
+from wisp.runtime.windows.interval_kernels import interval_kernel
+from wisp.runtime.windows.intervals import IntervalKernel
+from wisp.runtime.windows.resumable import Horizon, KernelState
 from wisp.spec.aggregates import Aggregation
 
 

@@ -19,10 +19,10 @@ from oracle import assert_rows_match
 from resumable_check import cut_run
 
 import wisp as ws
-from wisp.runtime import periods as runtime_periods
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.periods import HIDDEN_NEWEST, HIDDEN_TICK, TickKernel
-from wisp.runtime.resumable import KernelState
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.windows import periods as runtime_periods
+from wisp.runtime.windows.periods import HIDDEN_NEWEST, HIDDEN_TICK, TickKernel
+from wisp.runtime.windows.resumable import KernelState
 from wisp.spec.windows import CalendarTick
 
 HOUR = 3_600_000_000

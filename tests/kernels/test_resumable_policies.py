@@ -20,10 +20,10 @@ from oracle_spl import simulate
 from resumable_check import assert_resumes, cut_run, rows
 
 import wisp as ws
-import wisp.runtime.policies as rp
+import wisp.runtime.windows.policies as rp
 from wisp import WispInputError
-from wisp.runtime.batches import CHUNK_ROWS
-from wisp.runtime.resumable import KernelState
+from wisp.runtime.codecs.batches import CHUNK_ROWS
+from wisp.runtime.windows.resumable import KernelState
 from wisp.spec.policies import Count, Delta, Policy, Punctuation, Time
 
 SPECS = ("count", "time", "delta")

@@ -28,9 +28,9 @@ from resumable_check import (
 )
 from tables import assert_same_rows
 
-from wisp.runtime.batches import key_runs
-from wisp.runtime.resumable import Horizon, KernelState
-from wisp.runtime.sessions import SessionKernel
+from wisp.runtime.codecs.batches import key_runs
+from wisp.runtime.windows.resumable import Horizon, KernelState
+from wisp.runtime.windows.sessions import SessionKernel
 from wisp.spec.aggregates import USER_DEFINITION
 
 JOBS = (built_in_job("count", None, "none", pa.int64(), None),

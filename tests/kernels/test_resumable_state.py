@@ -7,7 +7,7 @@ import math
 import pyarrow as pa
 import pytest
 
-from wisp.runtime.resumable import STATE_VERSION, KernelState, pending, resumed
+from wisp.runtime.windows.resumable import STATE_VERSION, KernelState, pending, resumed
 
 
 def test_a_state_survives_bytes_with_its_rows_and_scalars() -> None:

@@ -22,12 +22,12 @@ from resumable_check import assert_resumes, cut_run, rows, stream_run
 
 from wisp.errors import WispUnsupportedError
 from wisp.plan.frames import RunningFrame
-from wisp.runtime import running
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.frames import FrameKernel
-from wisp.runtime.periods import HIDDEN_TICK, TickKernel
-from wisp.runtime.resumable import KernelState
-from wisp.runtime.running import RunningKernel, Segments, float_scan
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.windows import running
+from wisp.runtime.windows.frames import FrameKernel
+from wisp.runtime.windows.periods import HIDDEN_TICK, TickKernel
+from wisp.runtime.windows.resumable import KernelState
+from wisp.runtime.windows.running import RunningKernel, Segments, float_scan
 
 
 def job(fn: str, column: str | None, value_class: str, output: pa.DataType

@@ -23,8 +23,8 @@ from wisp.engine.layout import arrow_type
 from wisp.plan.aggregations import output_type
 from wisp.plan.nodes import ResolvedAggregation
 from wisp.plan.source import value_class
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.policies import SplKernel
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.windows.policies import SplKernel
 from wisp.spec.aggregates import Aggregation
 from wisp.spec.policies import Delta, Policy
 

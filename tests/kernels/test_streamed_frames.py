@@ -12,8 +12,8 @@ import pytest
 from jobs import built_in_job
 
 from wisp.plan.frames import Frame, RangeFrame, RowsFrame
-from wisp.runtime.batches import key_runs
-from wisp.runtime.frames import FrameKernel
+from wisp.runtime.codecs.batches import key_runs
+from wisp.runtime.windows.frames import FrameKernel
 
 SCHEMA = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                     ("window_end", pa.int64()), ("time", pa.int64()),

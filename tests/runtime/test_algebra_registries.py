@@ -16,9 +16,9 @@ from aggregators import Spread
 from wisp.engine.native import NATIVE_FORMS
 from wisp.engine.panes import PARTIALS, RESULTS
 from wisp.query import AGG_FNS, CALL_ARGUMENTS, build_aggregation
-from wisp.runtime.aggregate import FRAME_KERNELS, AggregateJob
-from wisp.runtime.alive import ALIVE_KERNELS
-from wisp.runtime.running import SCANS
+from wisp.runtime.aggregates.aggregate import FRAME_KERNELS, AggregateJob
+from wisp.runtime.aggregates.alive import ALIVE_KERNELS
+from wisp.runtime.windows.running import SCANS
 from wisp.spec import aggregates as ws
 from wisp.spec.aggregates import DEFINITIONS, USER_DEFINITION, Definition
 

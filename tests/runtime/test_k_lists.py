@@ -1,4 +1,4 @@
-"""The frame kernels of the k-collections and the histogram (`runtime.k_lists`, over
+"""The frame kernels of the k-collections and the histogram (`runtime.aggregates.k_lists`, over
 `kernels.k_lists`), alone, without Spark: every frame `[lo, hi)` of a run of rows in
 window order (random frames, empty ones among them, `k` from 1 to beyond the frames'
 sizes) against a brute-force oracle written here from the semantics
@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from jobs import built_in_job
 
 from wisp.kernels import k_lists as kl
-from wisp.runtime.aggregate import aggregate
-from wisp.runtime.partials import Chunk, Layout, partial_of
+from wisp.runtime.aggregates.aggregate import aggregate
+from wisp.runtime.aggregates.partials import Chunk, Layout, partial_of
 
 NAN = math.nan
 KINDS: dict[str, tuple[str, pa.DataType, st.SearchStrategy[Any]]] = {

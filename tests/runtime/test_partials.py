@@ -1,4 +1,4 @@
-"""The partial states of the mergeable aggregations (`runtime.partials`), alone, without
+"""The partial states of the mergeable aggregations (`runtime.aggregates.partials`), alone, without
 Spark: for every algebra of `ALGEBRAS` and every value class it takes on stream panes
 (`Definition.stream_panes`), on random rows with nulls, NaN, infinities, `-0.0`,
 duplicates, ties in time and random tie-break columns, the laws the pane kernels rely
@@ -54,9 +54,16 @@ from hypothesis import strategies as st
 from jobs import built_in_job
 
 import wisp as ws
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.partials import ALGEBRAS, Chunk, Columns, Layout, inverse_of, partial_of
-from wisp.runtime.sketches import FAMILIES
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.aggregates.partials import (
+    ALGEBRAS,
+    Chunk,
+    Columns,
+    Layout,
+    inverse_of,
+    partial_of,
+)
+from wisp.runtime.aggregates.sketches import FAMILIES
 from wisp.spec.aggregates import DEFINITIONS, K_LISTS
 
 Row = dict[str, Any]

@@ -1,5 +1,6 @@
-"""The bounded states the running windows carry (`runtime.running_states`), alone, without
-Spark: on random columns with nulls, NaN, `-0.0` and duplicates, cut into segments,
+"""The bounded states the running windows carry
+(`runtime.aggregates.running_states`), alone, without Spark: on random columns with
+nulls, NaN, `-0.0` and duplicates, cut into segments,
 the scan at every row equals a brute force over each row's segment so far (k-lists: the
 plain-Python semantics; sketches: the sketch of those values built at once), and a scan
 cut anywhere and resumed from the carried state, behind a virtual row, gives the uncut
@@ -18,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
 
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.running_states import order_key, running_scan
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.aggregates.running_states import order_key, running_scan
 
 floats = st.one_of(st.none(), st.just(math.nan), st.sampled_from([0.0, -0.0, 1.5, -2.0]),
                    st.floats(-1e6, 1e6, allow_nan=False))

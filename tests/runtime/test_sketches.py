@@ -1,4 +1,4 @@
-"""The sketch aggregations on the executors (`runtime.sketches`), without Spark:
+"""The sketch aggregations on the executors (`runtime.aggregates.sketches`), without Spark:
 
 - merge laws: a set of values split into parts in any order, the parts' sketches
   merged in any order, gives the sketch of all the values at once: the same bytes for
@@ -28,9 +28,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
 
-from wisp.runtime.aggregate import AggregateJob, aggregate
-from wisp.runtime.partials import Chunk, Layout, partial_of
-from wisp.runtime.sketches import FAMILIES, Hll, Kll, canonical_hll
+from wisp.runtime.aggregates.aggregate import AggregateJob, aggregate
+from wisp.runtime.aggregates.partials import Chunk, Layout, partial_of
+from wisp.runtime.aggregates.sketches import FAMILIES, Hll, Kll, canonical_hll
 
 
 def job(fn: str, value_class: str = "integer", *, lg_k: int = 12, k: int = 200,
@@ -211,7 +211,7 @@ def test_the_suffixes_kept_past_the_budget_give_the_same_frames(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Past `SUFFIX_BUDGET`, a segment keeps every `stride`-th suffix and adds the
     values between: the same sketches."""
-    from wisp.runtime import sketches
+    from wisp.runtime.aggregates import sketches
 
     rng = np.random.default_rng(5)
     values = rng.integers(0, 10 ** 6, 3000).tolist()

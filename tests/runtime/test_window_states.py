@@ -1,4 +1,4 @@
-"""Partial states of numbered windows (`runtime.window_states`), alone, without Spark:
+"""Partial states of numbered windows (`runtime.aggregates.window_states`), alone, without Spark:
 the states of frames that share their end (segments, then suffix merges in log rounds)
 finish as the states of each frame's rows added alone, and both as a brute-force
 oracle over the frame's values; several rows of states of a window merge to one."""
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
 
-from wisp.runtime.partials import Layout
-from wisp.runtime.window_states import GROUP, WindowStates, frame_members, holds
+from wisp.runtime.aggregates.partials import Layout
+from wisp.runtime.aggregates.window_states import GROUP, WindowStates, frame_members, holds
 
 JOBS = (built_in_job("count", None, "none", pa.int64(), None),
         built_in_job("count", "v", "float", pa.int64(), None),

@@ -21,7 +21,7 @@ from pyspark.sql import types as T
 from wisp.engine.layout import arrow_schema
 from wisp.engine.processor import ROWS
 from wisp.engine.stream_rows import json_rows
-from wisp.runtime.json_rows import carries, rows_json
+from wisp.runtime.codecs.json_rows import carries, rows_json
 
 pytestmark = pytest.mark.spark
 

@@ -20,10 +20,10 @@ from test_stream_simulated import INPUT, SECOND, Stream, frames, streams, table
 from wisp.engine.processor import PanePacker
 from wisp.errors import WispInputError
 from wisp.plan.frames import RangeFrame
-from wisp.runtime.stream_buckets import BucketState, KeyBuckets
-from wisp.runtime.stream_pane_buckets import PaneBuckets
-from wisp.runtime.stream_panes import PaneKernel
-from wisp.runtime.streaming import StreamKernel, table_of
+from wisp.runtime.streaming.buckets import BucketState, KeyBuckets
+from wisp.runtime.streaming.operator import StreamKernel, table_of
+from wisp.runtime.streaming.pane_buckets import PaneBuckets
+from wisp.runtime.streaming.panes import PaneKernel
 
 KEY_SCHEMA = pa.schema([INPUT.field("k")])
 

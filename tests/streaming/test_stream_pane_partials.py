@@ -29,9 +29,9 @@ from test_stream_simulated import SECOND, accepted, emitted
 
 import wisp as ws
 from wisp.plan.intervals import HoppingWindows
-from wisp.runtime.resumable import KernelState
-from wisp.runtime.stream_panes import PANE, PaneKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.streaming.panes import PANE, PaneKernel
+from wisp.runtime.windows.resumable import KernelState
 
 INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),
                    pa.field("o", pa.int64()), pa.field("v", pa.float64()),

@@ -30,9 +30,9 @@ from test_stream_simulated import (
 
 import wisp as ws
 from wisp.plan.intervals import HoppingWindows
-from wisp.runtime.resumable import KernelState
-from wisp.runtime.stream_panes import PANE, PaneKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.streaming.panes import PANE, PaneKernel
+from wisp.runtime.windows.resumable import KernelState
 
 AGGS = [ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
         ws.variance("v"), ws.stddev("v"), ws.aggregate(Spread(), "v")]

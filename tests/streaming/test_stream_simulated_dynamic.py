@@ -24,8 +24,8 @@ from test_stream_simulated import AGGS, JOBS, OUTPUT
 
 import wisp as ws
 from wisp.plan.dynamic import ClockTicks
-from wisp.runtime.dynamic import END, KIND, OBSOLETE, START, TIME, BoundJob, DynamicKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.dynamic import END, KIND, OBSOLETE, START, TIME, BoundJob, DynamicKernel
 
 HALF = 500_000  # half a second in microsecond ticks
 SCHEMA = pa.schema([pa.field("k", pa.string()), pa.field(KIND, pa.int32()),

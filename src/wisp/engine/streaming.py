@@ -28,15 +28,15 @@ from ..binding import TimeColumn, time_kind
 from ..errors import WispInputError, WispUnsupportedError
 from ..plan.source import ROCKSDB, STATE_STORE
 from ..plan.streaming import KEY_BUCKETS, StreamPlan
-from ..runtime.codec import DAY
-from ..runtime.crossing import NULL_SUFFIX, Crossing
-from ..runtime.edges import EdgesKernel
-from ..runtime.json_rows import carries
-from ..runtime.resumable import Streamable
-from ..runtime.stream_buckets import KeyBuckets
-from ..runtime.stream_pane_buckets import PaneBuckets
-from ..runtime.stream_panes import PaneKernel
-from ..runtime.streaming import StreamKernel, spec_hash
+from ..runtime.codecs.arrays import DAY
+from ..runtime.codecs.crossing import NULL_SUFFIX, Crossing
+from ..runtime.codecs.json_rows import carries
+from ..runtime.streaming.buckets import KeyBuckets
+from ..runtime.streaming.operator import StreamKernel, spec_hash
+from ..runtime.streaming.pane_buckets import PaneBuckets
+from ..runtime.streaming.panes import PaneKernel
+from ..runtime.windows.edges import EdgesKernel
+from ..runtime.windows.resumable import Streamable
 from ..spec.aggregates import Aggregation
 from .columns import LATE_COUNTED, LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for

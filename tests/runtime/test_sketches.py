@@ -28,9 +28,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
 
+from wisp.kernels.sketches import canonical_hll
 from wisp.runtime.aggregates.aggregate import AggregateJob, aggregate
 from wisp.runtime.aggregates.partials import Chunk, Layout, partial_of
-from wisp.runtime.aggregates.sketches import FAMILIES, Hll, Kll, canonical_hll
+from wisp.runtime.aggregates.sketches import FAMILIES, Hll, Kll
 
 
 def job(fn: str, value_class: str = "integer", *, lg_k: int = 12, k: int = 200,
@@ -211,7 +212,7 @@ def test_the_suffixes_kept_past_the_budget_give_the_same_frames(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Past `SUFFIX_BUDGET`, a segment keeps every `stride`-th suffix and adds the
     values between: the same sketches."""
-    from wisp.runtime.aggregates import sketches
+    from wisp.kernels import sketches
 
     rng = np.random.default_rng(5)
     values = rng.integers(0, 10 ** 6, 3000).tolist()

@@ -18,7 +18,7 @@ from tables import assert_same_rows
 from wisp.kernels import dynamic as dk
 from wisp.plan.dynamic import ClockTicks
 from wisp.runtime.codecs.batches import key_runs
-from wisp.runtime.windows.dynamic import END, OBSOLETE, START, TIME, BoundJob, DynamicKernel
+from wisp.runtime.windows.dynamic import END, OBSOLETE, START, TIME, BoundJob, windows_kernel
 
 CLOSED = ["both", "left", "right", "neither"]
 
@@ -205,7 +205,7 @@ def test_clock_windows_of_keys_together_equal_keys_alone(span: int) -> None:
     schema = pa.schema([("k", pa.int64()), ("window_start", pa.int64()),
                         ("window_end", pa.int64()), ("time", pa.int64()),
                         ("count", pa.int64()), ("sum_v", pa.float64())])
-    kernel = DynamicKernel(
+    kernel = windows_kernel(
         keys=("k",), time_kind="integer", time_scale=0, closed="both",
         start=BoundJob("offset", -7, START), end=BoundJob("none", 0, END),
         obsolete=BoundJob("none", 0, OBSOLETE), clock=ClockTicks(3, 1, None, None),

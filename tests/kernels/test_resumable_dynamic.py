@@ -33,6 +33,7 @@ from wisp.runtime.windows.dynamic import (
     VIOLATION,
     BoundJob,
     DynamicKernel,
+    windows_kernel,
 )
 from wisp.runtime.windows.resumable import KernelState
 
@@ -65,9 +66,9 @@ def kernel(start: BoundJob, end: BoundJob, obsolete: BoundJob, *, closed: str = 
                                                                      strict=True)]]
     if check:
         fields.append(pa.field(VIOLATION, pa.string()))
-    return DynamicKernel(keys=("k",), time_kind="integer", time_scale=0, closed=closed,
-                         start=start, end=end, obsolete=obsolete, clock=clock, check=check,
-                         aggregates=jobs, schema=pa.schema(fields), chunk_rows=chunk_rows)
+    return windows_kernel(keys=("k",), time_kind="integer", time_scale=0, closed=closed,
+                          start=start, end=end, obsolete=obsolete, clock=clock, check=check,
+                          aggregates=jobs, schema=pa.schema(fields), chunk_rows=chunk_rows)
 
 
 def union(keys: Sequence[str], times: Sequence[int], anchor: Sequence[bool],
@@ -358,3 +359,33 @@ def test_too_many_clock_ticks_fail_before_they_are_made() -> None:
                 list(dynamic.run_group(table))
         else:
             assert sum(b.num_rows for b in dynamic.run_group(table)) == 11
+
+
+def test_the_anchor_and_clock_kernels_keep_the_state_format() -> None:
+    """A stream's checkpoint holds a key's state as bytes (`KernelState.to_bytes`: Arrow
+    IPC, the scalars by name; no pickled class): the anchor and the clock kernels write
+    the scalars the one `DynamicKernel` wrote before they were split, and a state in that
+    format read back from its bytes resumes as the state itself."""
+    m = 40
+    times = [j // 2 for j in range(m)]
+    anchor = [j % 8 == 0 for j in range(m)]
+    starts = [t - 10 for t in times]
+    ends = [t + 5 for t in times]
+    obsolete = [t - 10 for t in times]
+    table = union(["a"] * m, times, anchor, starts, ends, obsolete, [1.0] * m)
+    events = union(["a"] * m, times, [False] * m, starts, ends, obsolete, [1.0] * m)
+    offsets = (BoundJob("offset", -10, START), BoundJob("offset", 5, END))
+    for dynamic, data, names in [
+            (kernel(*offsets, BoundJob("column", 0, OBSOLETE)), table,
+             {"previous", "previous_known", "floor", "violation_at", "message"}),
+            (kernel(*offsets, BoundJob("none", 0, OBSOLETE),
+                    clock=ClockTicks(3, None, None, None)), events,
+             {"first", "next", "newest"})]:
+        _, state = dynamic.step(None, data.slice(0, m // 2))
+        assert set(state.scalars) == names
+        stored = KernelState.from_bytes(state.to_bytes())
+        assert stored.scalars == state.scalars
+        rest = data.slice(m // 2)
+        assert rows([dynamic.step(stored, rest)[0]]) == rows([dynamic.step(state, rest)[0]])
+        assert rows([dynamic.finish(dynamic.step(stored, rest)[1])]) == rows(
+            [dynamic.finish(dynamic.step(state, rest)[1])])

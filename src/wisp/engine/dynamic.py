@@ -33,7 +33,7 @@ from ..runtime.windows.dynamic import (
     TIME,
     VIOLATION,
     BoundJob,
-    DynamicKernel,
+    windows_kernel,
 )
 from .columns import col, fail_where, guarded, is_missing_time, null_time_message, output_time_type
 from .compiler import KeyedKernel, Query, StreamInput, compiles, keyed_kernel
@@ -117,7 +117,7 @@ def dynamic_kernel(plan: DynamicPlan, query: Query) -> KeyedKernel:
     raises = events.lateness is not None  # a stream: a violation fails in the worker
     if check and not raises:
         fields.append(T.StructField(VIOLATION, T.StringType()))
-    kernel = DynamicKernel(
+    kernel = windows_kernel(
         keys=tuple(keys), time_kind=events.time.kind, time_scale=events.time.scale,
         closed=plan.closed, start=_bound_job(plan.start, START),
         end=_bound_job(plan.end, END), obsolete=_bound_job(plan.obsolete, OBSOLETE),

@@ -5,7 +5,7 @@ in the sorted event times; clock ticks are generated here from the key's span. O
 violations travel as a message column (`VIOLATION`) that the driver's `raise_error`
 filter turns into a failed query. Short key runs go several at a time through
 `run_group`; a long run goes through `step` in pieces, carrying the events windows can
-still reach and the anchors whose windows are still open (`DynamicKernel`), or, for
+still reach and the anchors whose windows are still open (`AnchorKernel`, `ClockKernel`), or, for
 windows open for long, their partial states (`runtime.aggregates.window_states`). On a stream
 the same steps run with a horizon (`resumable.Streamable`): an anchor's window `[start,
 end]` is emitted once no later row can join it, and clock ticks fire as the watermark
@@ -15,6 +15,7 @@ passes them.
 from __future__ import annotations
 
 import datetime as _dt
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -59,14 +60,188 @@ class BoundJob:
 
 
 @dataclass(frozen=True)
-class DynamicKernel:
-    """The executor side of dynamic windows: picklable, no Spark objects.
+class DynamicKernel(ABC):
+    """The executor side of dynamic windows, the part anchors from a table
+    (`AnchorKernel`) and clock ticks (`ClockKernel`) share: picklable, no Spark objects.
+    `engine/dynamic.py` builds one or the other (`windows_kernel`).
 
     Resumable (`step`, `finish`, as `resumable.Resumable`, except that `run_group`
     yields batches): a key's rows arrive sorted by time, then kind (an anchor before
     the events of its time), so once a row of time `T` has arrived every event before
     `T` is known, and an anchor's window is final when its end is known and before `T`.
-    `step` emits those windows; the state holds
+    `step` emits those windows and carries what later windows can still need (see each
+    kind).
+
+    Streamable (`resumable.Streamable`): told a horizon `H` (every later row, anchor or
+    event, has time >= H; a stream's watermark `W` gives `H = W + 1` tick), a step also
+    emits each window that no later event can join: one closed on the right (`closed`
+    "both" or "right") once its end is before `H` (`W >= end`), one open on the right
+    once its end is at or before `H`; a window without an end never (`final`). `wake` is
+    the smallest horizon at which a step without rows emits a window."""
+
+    keys: tuple[str, ...]
+    time_kind: str
+    time_scale: int
+    closed: str
+    start: BoundJob
+    end: BoundJob
+    obsolete: BoundJob
+    check: bool
+    aggregates: tuple[AggregateJob, ...]
+    schema: pa.Schema
+
+    chunk_rows: int = CHUNK_ROWS
+    raises: bool = False
+    """A stream's kernel: an obsolete violation raises a `WispInputError` in the worker
+    when its anchor arrives (no `VIOLATION` column in `schema`)."""
+    order: tuple[str, ...] = ()
+    """The events' tie-break columns (window order after time), for the partial states
+    of aggregations that pick a row (`first`, `last`, `max_by`, `min_by`)."""
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Short key runs several at a time (`run_group`), long runs in pieces of about
+        `chunk_rows` rows through `step`, then `finish` (`resumable.resumed`)."""
+        return resumed(self, batches, self.chunk_rows)
+
+    def step(self, state: KernelState | None, chunk: pa.Table,
+             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
+        """The windows final once the key's rows so far are known and, told a `horizon`
+        (a stream: every later row, anchor or event, has time >= horizon), those final
+        under that promise too; the state for the rows that follow (see the class)."""
+        if chunk.num_rows == 0 and (horizon is None or state is None
+                                    or state.rows.num_rows == 0):
+            return self.empty(), state if state is not None else KernelState(chunk)
+        table = pending(state, chunk)
+        scalars = dict(state.scalars) if state is not None else {}
+        if chunk.num_rows:
+            newest = to_ticks(chunk.column(TIME).slice(chunk.num_rows - 1)
+                              .combine_chunks(), self.time_kind)
+        else:
+            newest = self.limit(table, self.idle_newest(scalars, horizon))
+        return self.advance(table, scalars, newest, state, horizon)
+
+    def limit(self, table: pa.Table, value: Any) -> npt.NDArray[Any]:
+        """`value` as a one-element array of the ticks of `table`'s time column."""
+        dtype = to_ticks(table.column(TIME).slice(0, 0).combine_chunks(),
+                         self.time_kind).dtype
+        return np.array([value], dtype=dtype)
+
+    def final(self, ends: npt.NDArray[Any], end_known: npt.NDArray[np.bool_],
+              horizon: Horizon) -> npt.NDArray[np.bool_]:
+        """Which windows no row at or after `horizon` can join: a window closed on the
+        right once its end is before the horizon, an open one once its end is at or
+        before it; a window without an end (the end of time) never."""
+        if self.closed in ("both", "right"):
+            return end_known & (ends < horizon)
+        return end_known & (ends <= horizon)
+
+    @abstractmethod
+    def idle_newest(self, scalars: dict[str, Scalar], horizon: Horizon | None) -> Any:
+        """The newest time a step without rows (told a `horizon`) goes by."""
+
+    @abstractmethod
+    def advance(self, table: pa.Table, scalars: dict[str, Scalar], newest: npt.NDArray[Any],
+                state: KernelState | None, horizon: Horizon | None
+                ) -> tuple[pa.RecordBatch, KernelState]:
+        """`step` once the carried rows and the chunk's are one `table` (`newest`: the
+        newest time seen): the windows final, and the state for the rows that follow."""
+
+    def wake(self, state: KernelState) -> Horizon | None:
+        """The smallest horizon at which a step without rows emits a window (a stream's
+        timer; `next_wake`); None when nothing is carried."""
+        if state.rows.num_rows == 0:
+            return None
+        return self.next_wake(state)
+
+    @abstractmethod
+    def next_wake(self, state: KernelState) -> Horizon | None:
+        """`wake` of a state that carries rows."""
+
+    @staticmethod
+    def past(value: Any, closed: bool) -> Horizon:
+        """The smallest horizon that passes `value`: beyond it when `closed` (one tick,
+        or the next float), at it otherwise."""
+        if isinstance(value, (float, np.floating)):
+            return float(np.nextafter(value, np.inf)) if closed else float(value)
+        return int(value) + 1 if closed else int(value)
+
+    def finish(self, state: KernelState | None) -> pa.RecordBatch:
+        """The windows still open at the end of the key's rows (`last_windows`)."""
+        if state is None or not state.scalars:
+            return self.empty()
+        return self.last_windows(state)
+
+    @abstractmethod
+    def last_windows(self, state: KernelState) -> pa.RecordBatch:
+        """`finish` of a state a step left."""
+
+    def empty(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([], schema=self.schema)
+
+    def run_group(self, group: pa.Table, starts: IntArray | None = None
+                  ) -> Iterator[pa.RecordBatch]:
+        """The windows of the key runs in `group` (`starts`: where each begins, then the
+        length; one run by default), each anchor searching its own key's events."""
+        runs = one_run(group.num_rows) if starts is None else starts
+        yield from self.run_windows(group, runs, run_index(runs))
+
+    @abstractmethod
+    def run_windows(self, group: pa.Table, runs: IntArray, run_of: IntArray
+                    ) -> Iterator[pa.RecordBatch]:
+        """`run_group`, given each row's run (`run_of`)."""
+
+    def event_bounds(self, events: pa.Table, event_runs: IntArray, runs: IntArray
+                     ) -> tuple[npt.NDArray[Any], IntArray]:
+        """The events' ticks, and where each run's events begin among the events, then
+        their number."""
+        ticks = to_ticks(events.column(TIME).combine_chunks(), self.time_kind)
+        bounds = np.searchsorted(event_runs, np.arange(len(runs)), side="left").astype(
+            np.int64)
+        return ticks, bounds
+
+    def bound(self, job: BoundJob, anchors: pa.Table | None,
+              anchor_ticks: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]]:
+        known = np.ones(len(anchor_ticks), dtype=bool)
+        if job.kind == "none":
+            return anchor_ticks, known
+        if job.kind == "offset":
+            return shifted(anchor_ticks, job.offset), known
+        assert anchors is not None
+        column = anchors.column(job.column).combine_chunks()
+        return ticks_or_zero(column, self.time_kind), validity(column)
+
+    def windows(self, group: pa.Table, runs: IntArray, events: pa.Table,
+                ticks: npt.NDArray[Any], bounds: IntArray, anchor_runs: IntArray,
+                anchor_ticks: npt.NDArray[Any], starts: npt.NDArray[Any],
+                start_known: npt.NDArray[np.bool_], ends: npt.NDArray[Any],
+                end_known: npt.NDArray[np.bool_], messages: list[str | None],
+                results: list[pa.Array] | None = None) -> pa.RecordBatch:
+        """Output rows of the anchors' windows; `results`, when given, their
+        aggregations (from partial states) in place of those of their events."""
+        m = len(anchor_ticks)
+        key_rows = pa.array(runs[anchor_runs])
+        columns: list[pa.Array] = [group.column(k).take(key_rows).combine_chunks()
+                                   for k in self.keys]
+        columns.append(from_ticks(starts, start_known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(ends, end_known, self.time_kind, self.time_scale))
+        columns.append(from_ticks(anchor_ticks, np.ones(m, dtype=bool), self.time_kind,
+                                  self.time_scale))
+        if results is None:
+            lo, hi = dk.window_frames(ticks, starts, start_known, ends, end_known,
+                                      self.closed, bounds, anchor_runs)
+            results = [aggregate(job, events, ticks, lo, hi) for job in self.aggregates]
+        columns += results
+        if self.check and not self.raises:
+            columns.append(pa.array(messages, pa.string()))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+@dataclass(frozen=True)
+class AnchorKernel(DynamicKernel):
+    """Dynamic windows opened by the anchor rows of another table (`KIND` 0 in the
+    union; events are `KIND` 1).
+
+    The state holds
 
     - the anchors whose windows are not final yet (an anchor with a null end, "the end
       of time", waits for `finish`);
@@ -90,107 +265,36 @@ class DynamicKernel:
     - scalars: the previous anchor's obsolete, the largest obsolete so far, and the
       first violation found (reported on its anchor's row when that row is emitted).
 
-    A clock generates its ticks from the key's first event (or the clock's start): the
-    ticks up to the newest time seen exist whatever follows, and are emitted once final
-    as above; the state holds the next tick not emitted, the events from that tick's
-    window start on, and the newest time, since the ticks run up to the key's last
-    event (or the clock's end), which only `finish` knows.
-
-    Streamable (`resumable.Streamable`): told a horizon `H` (every later row, anchor or
-    event, has time >= H; a stream's watermark `W` gives `H = W + 1` tick), a step also
-    emits each fed anchor's window that no later event can join: one closed on the
-    right (`closed` "both" or "right") once its end is before `H` (`W >= end`), one
-    open on the right once its end is at or before `H`; a window without an end never.
-    Later anchors' windows start no earlier than `H` plus the `start` offset (or the
-    obsolete floor), so the carried events are trimmed from there. A clock on a stream
-    has no last event: its ticks fire once `H` passes them (`W >= T`), up to the clock's
-    `end` if given, for ever otherwise, and each is emitted once its window is final;
-    `max_ticks` bounds the ticks of one step. `wake` is the smallest such `H` for the
-    waiting anchors or the next tick. With `raises` (a stream's kernel), a broken
-    obsolete promise raises a `WispInputError` in the step that receives its anchor,
-    with the batch query's message, instead of travelling as a column."""
-
-    keys: tuple[str, ...]
-    time_kind: str
-    time_scale: int
-    closed: str
-    start: BoundJob
-    end: BoundJob
-    obsolete: BoundJob
-    clock: ClockTicks | None
-    check: bool
-    aggregates: tuple[AggregateJob, ...]
-    schema: pa.Schema
-
-    chunk_rows: int = CHUNK_ROWS
-    raises: bool = False
-    """A stream's kernel: an obsolete violation raises a `WispInputError` in the worker
-    when its anchor arrives (no `VIOLATION` column in `schema`)."""
-    order: tuple[str, ...] = ()
-    """The events' tie-break columns (window order after time), for the partial states
-    of aggregations that pick a row (`first`, `last`, `max_by`, `min_by`)."""
+    On a stream, later anchors' windows start no earlier than the horizon `H` plus the
+    `start` offset (or the obsolete floor), so the carried events are trimmed from
+    there; `wake` is the smallest horizon that makes a waiting anchor's window final.
+    With `raises` (a stream's kernel), a broken obsolete promise raises a
+    `WispInputError` in the step that receives its anchor, with the batch query's
+    message, instead of travelling as a column."""
 
     @property
     def folds(self) -> bool:
         """Whether waiting anchors' windows may be carried as partial states instead of
-        their rows (`fold`): anchors from a table (not a clock) and every aggregation
-        with a partial state (`window_states.holds`)."""
-        return self.clock is None and holds(self.aggregates)
+        their rows (`fold`): every aggregation has a partial state
+        (`window_states.holds`)."""
+        return holds(self.aggregates)
 
     def states(self, table: pa.Table) -> WindowStates:
         ticks = pa.float64() if self.time_kind == "float" else pa.int64()
         return WindowStates(self.aggregates, Layout(table.schema, ticks, self.order))
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Short key runs several at a time (`run_group`), long runs in pieces of about
-        `chunk_rows` rows through `step`, then `finish` (`resumable.resumed`)."""
-        return resumed(self, batches, self.chunk_rows)
+    def idle_newest(self, scalars: dict[str, Scalar], horizon: Horizon | None) -> Any:
+        return horizon
 
-    def step(self, state: KernelState | None, chunk: pa.Table,
-             horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
-        """The windows final once the key's rows so far are known and, told a `horizon`
-        (a stream: every later row, anchor or event, has time >= horizon), those final
-        under that promise too; the state for the rows that follow (see the class)."""
-        if chunk.num_rows == 0 and (horizon is None or state is None
-                                    or state.rows.num_rows == 0):
-            return self.empty(), state if state is not None else KernelState(chunk)
-        table = pending(state, chunk)
-        scalars = dict(state.scalars) if state is not None else {}
-        if chunk.num_rows:
-            newest = to_ticks(chunk.column(TIME).slice(chunk.num_rows - 1)
-                              .combine_chunks(), self.time_kind)
-        else:
-            newest = self.limit(table, scalars["newest"] if self.clock is not None
-                                else horizon)
-        if self.clock is not None:
-            return self.clock_step(table, scalars, newest, self.clock, horizon=horizon)
+    def advance(self, table: pa.Table, scalars: dict[str, Scalar], newest: npt.NDArray[Any],
+                state: KernelState | None, horizon: Horizon | None
+                ) -> tuple[pa.RecordBatch, KernelState]:
         return self.anchor_step(table, scalars, newest, state, horizon)
 
-    def limit(self, table: pa.Table, value: Any) -> npt.NDArray[Any]:
-        """`value` as a one-element array of the ticks of `table`'s time column."""
-        dtype = to_ticks(table.column(TIME).slice(0, 0).combine_chunks(),
-                         self.time_kind).dtype
-        return np.array([value], dtype=dtype)
-
-    def final(self, ends: npt.NDArray[Any], end_known: npt.NDArray[np.bool_],
-              horizon: Horizon) -> npt.NDArray[np.bool_]:
-        """Which windows no row at or after `horizon` can join: a window closed on the
-        right once its end is before the horizon, an open one once its end is at or
-        before it; a window without an end (the end of time) never."""
-        if self.closed in ("both", "right"):
-            return end_known & (ends < horizon)
-        return end_known & (ends <= horizon)
-
-    def wake(self, state: KernelState) -> Horizon | None:
-        """The smallest horizon at which a step without rows emits a window (a stream's
-        timer): for anchors, the earliest end of a waiting anchor's window (one tick
-        past it, or the next float, for a window closed on the right); for a clock, the
-        next tick once the watermark passes it and its window is final. None when no
-        anchor waits with an end, or the clock is past its `end`."""
-        if state.rows.num_rows == 0:
-            return None
-        if self.clock is not None:
-            return self.clock_wake(state, self.clock)
+    def next_wake(self, state: KernelState) -> Horizon | None:
+        """The earliest end of a waiting anchor's window (one tick past it, or the next
+        float, for a window closed on the right); None when no anchor waits with an
+        end."""
         kinds = np.asarray(state.rows.column(KIND).to_numpy(zero_copy_only=False))
         anchors = state.rows.filter(pa.array(kinds != 1))
         if anchors.num_rows == 0:
@@ -201,41 +305,7 @@ class DynamicKernel:
             return None
         return self.past(ends[known].min(), self.closed in ("both", "right"))
 
-    def clock_wake(self, state: KernelState, clock: ClockTicks) -> Horizon | None:
-        """The horizon at which the next tick has fired and its window is final."""
-        dtype = self.limit(state.rows, 0).dtype
-        tick = self.tick(int(state.scalars["next"]), clock, dtype)  # type: ignore[arg-type]
-        if clock.end is not None and tick[0] > clock.end:
-            return None
-        end = self.bound(self.end, None, tick)[0][0]
-        fired = self.past(tick[0], True)
-        ready = self.past(end, self.closed in ("both", "right"))
-        return max(fired, ready)
-
-    @staticmethod
-    def past(value: Any, closed: bool) -> Horizon:
-        """The smallest horizon that passes `value`: beyond it when `closed` (one tick,
-        or the next float), at it otherwise."""
-        if isinstance(value, (float, np.floating)):
-            return float(np.nextafter(value, np.inf)) if closed else float(value)
-        return int(value) + 1 if closed else int(value)
-
-    def tick(self, step: int, clock: ClockTicks, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
-        align = clock.align if clock.align is not None else (
-            0.0 if self.time_kind == "float" else 0)
-        return dk.tick_values(np.array([step], dtype=np.int64), clock.every, align,
-                              dtype.kind == "f")
-
-    def finish(self, state: KernelState | None) -> pa.RecordBatch:
-        """The windows still open at the end of the key's rows."""
-        if state is None or not state.scalars:
-            return self.empty()
-        if self.clock is not None:
-            newest = np.array([state.scalars["newest"]],
-                              dtype=to_ticks(state.rows.column(TIME).slice(0, 0)
-                                             .combine_chunks(), self.time_kind).dtype)
-            return self.clock_step(state.rows, dict(state.scalars), newest, self.clock,
-                                   True)[0]
+    def last_windows(self, state: KernelState) -> pa.RecordBatch:
         return self.anchor_step(state.rows, dict(state.scalars), None, state)[0]
 
     def anchor_step(self, table: pa.Table, scalars: dict[str, Scalar],
@@ -421,8 +491,122 @@ class DynamicKernel:
             return structural
         return floor if structural is None else max(structural, floor)
 
+    def run_windows(self, group: pa.Table, runs: IntArray, run_of: IntArray
+                    ) -> Iterator[pa.RecordBatch]:
+        is_event = np.asarray(group.column(KIND).to_numpy(zero_copy_only=False)) == 1
+        events = group.filter(pa.array(is_event))
+        anchors = group.filter(pa.array(~is_event))
+        event_runs = run_of[is_event]
+        anchor_runs = run_of[~is_event]
+        ticks, bounds = self.event_bounds(events, event_runs, runs)
+        m = anchors.num_rows
+        if m == 0:
+            return
+        anchor_ticks = to_ticks(anchors.column(TIME).combine_chunks(), self.time_kind)
+        starts_, start_known = self.bound(self.start, anchors, anchor_ticks)
+        ends, end_known = self.bound(self.end, anchors, anchor_ticks)
+        messages: list[str | None] = [None] * m
+        if self.check:
+            obsolete, obsolete_known = self.bound(self.obsolete, anchors, anchor_ticks)
+            for found in dk.obsolete_violations(starts_, start_known, obsolete,
+                                                obsolete_known, anchor_runs):
+                run = int(anchor_runs[found.index])
+                messages[found.index] = self.message(
+                    found, anchor_ticks[found.index], group.slice(int(runs[run]), 1))
+        for begin in range(0, m, CHUNK):
+            part = slice(begin, min(m, begin + CHUNK))
+            yield self.windows(group, runs, events, ticks, bounds, anchor_runs[part],
+                               anchor_ticks[part], starts_[part], start_known[part],
+                               ends[part], end_known[part], messages[part])
+
+    def message(self, found: dk.Violation, anchor_time: Any, first_row: pa.Table) -> str:
+        at = f"at the anchor at time {self.show(anchor_time, True)}"
+        if self.keys:
+            values = {k: first_row.column(k)[0].as_py() for k in self.keys}
+            at += f" (key {values!r})"
+        if found.rule == "decrease":
+            return (f"WispError: `obsolete` must not decrease from one anchor to the next, "
+                    f"found obsolete {self.show(found.found, found.found_known)} {at} after "
+                    f"obsolete {self.show(found.bound, True)} of the anchor before it")
+        return (f"WispError: `start` must not be before an earlier anchor's obsolete "
+                f"{self.show(found.bound, True)}, found start "
+                f"{self.show(found.found, found.found_known)} {at}")
+
+    def show(self, ticks: Any, known: bool) -> str:
+        """A time in ticks as the user reads it."""
+        if not known:
+            return "the start of time"
+        kind = self.time_kind
+        if kind in ("timestamp", "timestamp_ntz"):
+            moment = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=int(ticks))
+            zone = " UTC" if kind == "timestamp" else ""
+            return moment.isoformat(sep=" ", timespec="microseconds") + zone
+        if kind == "date":
+            return (_dt.date(1970, 1, 1) + _dt.timedelta(days=int(ticks) // DAY)).isoformat()
+        if kind == "decimal":
+            return str(Decimal(int(ticks)).scaleb(-self.time_scale))
+        if kind == "float":
+            return repr(float(ticks))
+        return str(int(ticks))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClockKernel(DynamicKernel):
+    """Dynamic windows opened by the ticks of a clock (`clock`), generated here from
+    each key's span: every row of the input is an event.
+
+    The clock's ticks start at the key's first event (or the clock's start): the ticks
+    up to the newest time seen exist whatever follows, and are emitted once final; the
+    state holds the next tick not emitted (`next`), the events from that tick's window
+    start on, the first tick's time (`first`) and the newest time (`newest`), since the
+    ticks run up to the key's last event (or the clock's end), which only `finish`
+    knows.
+
+    On a stream a clock has no last event: its ticks fire once the horizon `H` passes
+    them (`W >= T`), up to the clock's `end` if given, for ever otherwise, and each is
+    emitted once its window is final; `max_ticks` bounds the ticks of one step. `wake`
+    is the smallest horizon at which the next tick has fired and its window is final."""
+
+    clock: ClockTicks
+
+    @property
+    def align(self) -> Any:
+        """Where the clock's ticks are aligned (0 by default)."""
+        return self.clock.align if self.clock.align is not None else (
+            0.0 if self.time_kind == "float" else 0)
+
+    def idle_newest(self, scalars: dict[str, Scalar], horizon: Horizon | None) -> Any:
+        return scalars["newest"]
+
+    def advance(self, table: pa.Table, scalars: dict[str, Scalar], newest: npt.NDArray[Any],
+                state: KernelState | None, horizon: Horizon | None
+                ) -> tuple[pa.RecordBatch, KernelState]:
+        return self.clock_step(table, scalars, newest, horizon=horizon)
+
+    def next_wake(self, state: KernelState) -> Horizon | None:
+        """The horizon at which the next tick has fired and its window is final; None
+        once the clock is past its `end`."""
+        dtype = self.limit(state.rows, 0).dtype
+        tick = self.tick(int(state.scalars["next"]), dtype)  # type: ignore[arg-type]
+        if self.clock.end is not None and tick[0] > self.clock.end:
+            return None
+        end = self.bound(self.end, None, tick)[0][0]
+        fired = self.past(tick[0], True)
+        ready = self.past(end, self.closed in ("both", "right"))
+        return max(fired, ready)
+
+    def tick(self, step: int, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+        return dk.tick_values(np.array([step], dtype=np.int64), self.clock.every,
+                              self.align, dtype.kind == "f")
+
+    def last_windows(self, state: KernelState) -> pa.RecordBatch:
+        newest = np.array([state.scalars["newest"]],
+                          dtype=to_ticks(state.rows.column(TIME).slice(0, 0)
+                                         .combine_chunks(), self.time_kind).dtype)
+        return self.clock_step(state.rows, dict(state.scalars), newest, True)[0]
+
     def clock_step(self, table: pa.Table, scalars: dict[str, Scalar],
-                   newest: npt.NDArray[Any], clock: ClockTicks, last: bool = False,
+                   newest: npt.NDArray[Any], last: bool = False,
                    horizon: Horizon | None = None) -> tuple[pa.RecordBatch, KernelState]:
         """Clock ticks: those up to `newest` (the key's last event at the end, `last`)
         whose windows are final, and the events the next ticks' windows may reach. On a
@@ -430,9 +614,8 @@ class DynamicKernel:
         event bounds the ticks there: the clock runs with the watermark, up to its
         `end`), and is emitted once its window is `final`; `max_ticks` bounds the
         ticks one step makes (a watermark jump over many periods)."""
+        clock, align = self.clock, self.align
         ticks = to_ticks(table.column(TIME).combine_chunks(), self.time_kind)
-        align = clock.align if clock.align is not None else (
-            0.0 if self.time_kind == "float" else 0)
         if "first" not in scalars:
             first = ticks[:1] if clock.start is None else np.array([clock.start])
             scalars["first"] = first[0].item()
@@ -482,61 +665,20 @@ class DynamicKernel:
         begin = min(int(np.searchsorted(ticks, reach, side="left")), table.num_rows - 1)
         return out, KernelState(table.slice(begin), scalars)
 
-    def empty(self) -> pa.RecordBatch:
-        return pa.RecordBatch.from_pylist([], schema=self.schema)
-
-    def run_group(self, group: pa.Table, starts: IntArray | None = None
-                  ) -> Iterator[pa.RecordBatch]:
-        """The windows of the key runs in `group` (`starts`: where each begins, then the
-        length; one run by default), each anchor searching its own key's events."""
-        runs = one_run(group.num_rows) if starts is None else starts
-        run_of = run_index(runs)
-        if self.clock is None:
-            is_event = np.asarray(group.column(KIND).to_numpy(zero_copy_only=False)) == 1
-            events = group.filter(pa.array(is_event))
-            anchors: pa.Table | None = group.filter(pa.array(~is_event))
-            event_runs = run_of[is_event]
-            anchor_runs = run_of[~is_event]
-        else:
-            events, anchors, event_runs = group, None, run_of
-        ticks = to_ticks(events.column(TIME).combine_chunks(), self.time_kind)
-        # where each run's events begin among the events, then their number
-        bounds = np.searchsorted(event_runs, np.arange(len(runs)), side="left").astype(
-            np.int64)
-        if anchors is None:
-            assert self.clock is not None
-            yield from self.clock_windows(group, runs, events, ticks, bounds, self.clock)
-            return
-        m = anchors.num_rows
-        if m == 0:
-            return
-        anchor_ticks = to_ticks(anchors.column(TIME).combine_chunks(), self.time_kind)
-        starts_, start_known = self.bound(self.start, anchors, anchor_ticks)
-        ends, end_known = self.bound(self.end, anchors, anchor_ticks)
-        messages: list[str | None] = [None] * m
-        if self.check:
-            obsolete, obsolete_known = self.bound(self.obsolete, anchors, anchor_ticks)
-            for found in dk.obsolete_violations(starts_, start_known, obsolete,
-                                                obsolete_known, anchor_runs):
-                run = int(anchor_runs[found.index])
-                messages[found.index] = self.message(
-                    found, anchor_ticks[found.index], group.slice(int(runs[run]), 1))
-        for begin in range(0, m, CHUNK):
-            part = slice(begin, min(m, begin + CHUNK))
-            yield self.windows(group, runs, events, ticks, bounds, anchor_runs[part],
-                               anchor_ticks[part], starts_[part], start_known[part],
-                               ends[part], end_known[part], messages[part])
+    def run_windows(self, group: pa.Table, runs: IntArray, run_of: IntArray
+                    ) -> Iterator[pa.RecordBatch]:
+        ticks, bounds = self.event_bounds(group, run_of, runs)
+        yield from self.clock_windows(group, runs, group, ticks, bounds)
 
     def clock_windows(self, group: pa.Table, runs: IntArray, events: pa.Table,
-                      ticks: npt.NDArray[Any], bounds: IntArray, clock: ClockTicks
+                      ticks: npt.NDArray[Any], bounds: IntArray
                       ) -> Iterator[pa.RecordBatch]:
         """Each run's clock ticks as anchors: all runs' at once up to `CHUNK` ticks,
         else run by run in pieces of `CHUNK` ticks."""
+        clock, align = self.clock, self.align
         count = len(runs) - 1
         first = ticks[bounds[:-1]] if clock.start is None else np.full(count, clock.start)
         last = ticks[bounds[1:] - 1] if clock.end is None else np.full(count, clock.end)
-        align = clock.align if clock.align is not None else (
-            0.0 if self.time_kind == "float" else 0)
         k0, counts = dk.clock_ranges(first, last, clock.every, align)
         self.check_ticks(counts, group.take(pa.array(runs[:-1])))
         float_time = ticks.dtype.kind == "f"
@@ -557,7 +699,6 @@ class DynamicKernel:
     def check_ticks(self, counts: IntArray, first_rows: pa.Table) -> None:
         """Fail before making the ticks when a key would get more than the clock's
         `max_ticks` (`counts`: per key, `first_rows`: a row of each, for its key)."""
-        assert self.clock is not None
         if not len(counts) or int(counts.max()) <= self.clock.max_ticks:
             return
         worst = int(np.argmax(counts))
@@ -578,68 +719,10 @@ class DynamicKernel:
         yield self.windows(group, runs, events, ticks, bounds, anchor_runs, anchor_ticks,
                            starts, start_known, ends, end_known, [None] * len(anchor_ticks))
 
-    def bound(self, job: BoundJob, anchors: pa.Table | None,
-              anchor_ticks: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]]:
-        known = np.ones(len(anchor_ticks), dtype=bool)
-        if job.kind == "none":
-            return anchor_ticks, known
-        if job.kind == "offset":
-            return shifted(anchor_ticks, job.offset), known
-        assert anchors is not None
-        column = anchors.column(job.column).combine_chunks()
-        return ticks_or_zero(column, self.time_kind), validity(column)
 
-    def windows(self, group: pa.Table, runs: IntArray, events: pa.Table,
-                ticks: npt.NDArray[Any], bounds: IntArray, anchor_runs: IntArray,
-                anchor_ticks: npt.NDArray[Any], starts: npt.NDArray[Any],
-                start_known: npt.NDArray[np.bool_], ends: npt.NDArray[Any],
-                end_known: npt.NDArray[np.bool_], messages: list[str | None],
-                results: list[pa.Array] | None = None) -> pa.RecordBatch:
-        """Output rows of the anchors' windows; `results`, when given, their
-        aggregations (from partial states) in place of those of their events."""
-        m = len(anchor_ticks)
-        key_rows = pa.array(runs[anchor_runs])
-        columns: list[pa.Array] = [group.column(k).take(key_rows).combine_chunks()
-                                   for k in self.keys]
-        columns.append(from_ticks(starts, start_known, self.time_kind, self.time_scale))
-        columns.append(from_ticks(ends, end_known, self.time_kind, self.time_scale))
-        columns.append(from_ticks(anchor_ticks, np.ones(m, dtype=bool), self.time_kind,
-                                  self.time_scale))
-        if results is None:
-            lo, hi = dk.window_frames(ticks, starts, start_known, ends, end_known,
-                                      self.closed, bounds, anchor_runs)
-            results = [aggregate(job, events, ticks, lo, hi) for job in self.aggregates]
-        columns += results
-        if self.check and not self.raises:
-            columns.append(pa.array(messages, pa.string()))
-        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
-
-    def message(self, found: dk.Violation, anchor_time: Any, first_row: pa.Table) -> str:
-        at = f"at the anchor at time {self.show(anchor_time, True)}"
-        if self.keys:
-            values = {k: first_row.column(k)[0].as_py() for k in self.keys}
-            at += f" (key {values!r})"
-        if found.rule == "decrease":
-            return (f"WispError: `obsolete` must not decrease from one anchor to the next, "
-                    f"found obsolete {self.show(found.found, found.found_known)} {at} after "
-                    f"obsolete {self.show(found.bound, True)} of the anchor before it")
-        return (f"WispError: `start` must not be before an earlier anchor's obsolete "
-                f"{self.show(found.bound, True)}, found start "
-                f"{self.show(found.found, found.found_known)} {at}")
-
-    def show(self, ticks: Any, known: bool) -> str:
-        """A time in ticks as the user reads it."""
-        if not known:
-            return "the start of time"
-        kind = self.time_kind
-        if kind in ("timestamp", "timestamp_ntz"):
-            moment = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=int(ticks))
-            zone = " UTC" if kind == "timestamp" else ""
-            return moment.isoformat(sep=" ", timespec="microseconds") + zone
-        if kind == "date":
-            return (_dt.date(1970, 1, 1) + _dt.timedelta(days=int(ticks) // DAY)).isoformat()
-        if kind == "decimal":
-            return str(Decimal(int(ticks)).scaleb(-self.time_scale))
-        if kind == "float":
-            return repr(float(ticks))
-        return str(int(ticks))
+def windows_kernel(*, clock: ClockTicks | None, **fields: Any) -> DynamicKernel:
+    """The kernel of dynamic windows: opened by the ticks of `clock`, or without one by
+    the anchor rows of the union (`fields`: those of `DynamicKernel`)."""
+    if clock is None:
+        return AnchorKernel(**fields)
+    return ClockKernel(clock=clock, **fields)

@@ -137,6 +137,34 @@ def test_the_package_loads_spark_names_lazily() -> None:
     assert done.returncode == 0, done.stderr
 
 
+# ------------------------------------------------------------ runtime: roles in order
+
+RUNTIME_ROLES = ("limits", "codecs", "aggregates", "windows", "streaming")
+"""The runtime's sub-packages (and its memory guard) in order: a module imports from
+its own role and the roles before it, never after (docs/architecture.md)."""
+
+
+def runtime_role(module: str) -> int | None:
+    """The place in `RUNTIME_ROLES` of a module of `wisp.runtime` (None: not one)."""
+    parts = module.split(".")
+    if parts[:2] != ["wisp", "runtime"] or len(parts) < 3:
+        return None
+    return RUNTIME_ROLES.index(parts[2]) if parts[2] in RUNTIME_ROLES else None
+
+
+def test_runtime_roles_import_in_order() -> None:
+    graph = import_graph()
+    placed = [name for name in graph if runtime_role(name) is not None]
+    assert {runtime_role(name) for name in placed} == set(range(len(RUNTIME_ROLES)))
+    backwards = [str(i) for name in placed for i in graph[name]
+                 if (role := runtime_role(i.target)) is not None
+                 and role > (runtime_role(name) or 0)]
+    assert backwards == []
+    unplaced = [name for name in graph if name.startswith("wisp.runtime.")
+                and runtime_role(name) is None]
+    assert unplaced == []
+
+
 # ------------------------------------------------------------- kernels: numpy alone
 
 

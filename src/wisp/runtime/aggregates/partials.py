@@ -8,7 +8,7 @@ beside its group's `n` (the number of non-null values it holds, of `by` for
 `max_by`/`min_by`), so a table of states is itself a table of groups: panes of a stream
 (`streaming.panes`), the panes of a window, the parts of a key's open windows.
 
-The laws every `Partial` keeps (tested alone, tests/runtime/test_partials.py): `merge`
+The laws every `Partial` keeps (tested alone, tests/runtime/aggregates/test_partials.py): `merge`
 is associative, a state with `n = 0` is its identity, and `add` of any split of a group's
 rows followed by `merge` gives `add` of them all, with the same `finish`. Where a state
 is exact (counts; sums and means of integers and decimals) it is also `Invertible`:

@@ -11,7 +11,7 @@ reach, an open session, pending anchors, a few counters), never the key's histor
 it serialises to bytes (`KernelState.to_bytes`: Arrow IPC with a format version) so that
 a streaming operator can store it between micro-batches. Cutting a key's rows anywhere,
 serialising and reloading the state at each cut, gives exactly the outputs of one uncut
-run: each kernel's property test checks it (`tests/kernels/resumable_check.py`).
+run: each kernel's property test checks it (`tests/runtime/windows/resumable_check.py`).
 
 In batch, `resumed` feeds each long key run through `step` in pieces of about
 `CHUNK_ROWS` rows, so a key of any size runs in the memory of a few pieces plus the

@@ -8,7 +8,10 @@ scan's rows."""
 
 from __future__ import annotations
 
+import base64
 import math
+import pickle
+import pickletools
 from typing import Any
 
 import datasketches as ds
@@ -130,3 +133,38 @@ def test_first_k_of_an_array_column_keeps_each_array_whole() -> None:
     described = built_in_job("last_k", "v", "other", pa.list_(column.type), None, k=2)
     results, _ = running_scan(described, column, np.array([0], dtype=np.int64), None, False)
     assert results.to_pylist() == [[[1, 2]], [[1, 2]], [[1, 2], [3, 4]], [[3, 4], [5, 6]]]
+
+
+def pickled_names(text: str) -> list[str]:
+    """The module and class names a carried state's pickle (`running_states.dump`'s
+    text) refers to: every string it pushes, as a GLOBAL or STACK_GLOBAL reads them."""
+    names = []
+    for op, arg, _ in pickletools.genops(base64.b64decode(text)):
+        if op.name == "GLOBAL":
+            names.append(str(arg))
+        elif isinstance(arg, str):
+            names.append(arg)
+    return names
+
+
+def test_carried_states_pickle_no_wisp_class() -> None:
+    """A running state travels in a stream's checkpoint as pickled text: it holds plain
+    values (a tuple of the kept values, a sketch's bytes), never a class of wisp, so
+    moving wisp's modules (`runtime/` into its sub-packages) cannot make a checkpoint
+    written before the move unreadable."""
+    column = pa.array([1.5, None, -0.0, math.nan, 3.0], pa.float64())
+    starts = segments_of(5, [])
+    for fn, options in [("first_k", {"k": 2}), ("last_k", {"k": 2}), ("top_k", {"k": 2}),
+                        ("bottom_k", {"k": 2}), ("hll_sketch", {"lg_k": 12}),
+                        ("approx_count_distinct", {"lg_k": 12})]:
+        _, text = running_scan(job(fn, column, **options), column, starts, None, False)
+        assert not [n for n in pickled_names(text) if n.startswith("wisp")], fn
+
+
+def test_the_pickle_reader_sees_a_wisp_class() -> None:
+    """Not vacuous: a state holding a wisp object names its module."""
+    from wisp.runtime.aggregates.running_states import KList
+
+    blob = pickle.dumps(KList(2, "top"), protocol=pickle.HIGHEST_PROTOCOL)
+    names = pickled_names(base64.b64encode(blob).decode("ascii"))
+    assert "wisp.runtime.aggregates.running_states" in names

@@ -17,7 +17,7 @@ from pyspark.sql.window import WindowSpec
 
 import wisp as ws
 import wisp.windowed
-from wisp.runtime.sorting import SortedInput
+from wisp.runtime.codecs.sorting import SortedInput
 from wisp.spec.windows import Window as WispWindow
 
 from .data import Data
@@ -474,7 +474,7 @@ def identity_arrow(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
 @case("floor", widths=(0,), compare=())
 def worker_sort_arrow(data: Data, w: int) -> tuple[DataFrame, DataFrame | None]:
     """repartition(k) + an identity mapInArrow fed each partition sorted by (k, t) in the
-    Python worker, as wisp's kernels are (`wisp.runtime.sorting`): no Spark sort."""
+    Python worker, as wisp's kernels are (`wisp.runtime.codecs.sorting`): no Spark sort."""
     partitioned = data.df.repartition("k")
     return partitioned.mapInArrow(SortedInput(_identity, ("k", "t")), partitioned.schema), None
 

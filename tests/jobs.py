@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wisp.runtime.aggregate import AggregateJob
+from wisp.runtime.aggregates.aggregate import AggregateJob
 from wisp.spec.aggregates import DEFINITIONS, Definition
 
 

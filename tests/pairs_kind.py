@@ -30,7 +30,7 @@ from wisp.plan.nodes import Plan, ResolvedAggregation
 from wisp.plan.registry import rule
 from wisp.plan.source import Inputs, tie_break_columns
 from wisp.plan.streaming import Streamed, stream_rule
-from wisp.runtime.resumable import Horizon, KernelState, resumed
+from wisp.runtime.windows.resumable import Horizon, KernelState, resumed
 from wisp.spec.windows import Window
 
 STRATEGY = "arrow-pairs"

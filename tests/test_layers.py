@@ -137,6 +137,82 @@ def test_the_package_loads_spark_names_lazily() -> None:
     assert done.returncode == 0, done.stderr
 
 
+# ------------------------------------------------------------ runtime: roles in order
+
+RUNTIME_ROLES = ("limits", "codecs", "aggregates", "windows", "streaming")
+"""The runtime's sub-packages (and its memory guard) in order: a module imports from
+its own role and the roles before it, never after (docs/architecture.md)."""
+
+
+def runtime_role(module: str) -> int | None:
+    """The place in `RUNTIME_ROLES` of a module of `wisp.runtime` (None: not one)."""
+    parts = module.split(".")
+    if parts[:2] != ["wisp", "runtime"] or len(parts) < 3:
+        return None
+    return RUNTIME_ROLES.index(parts[2]) if parts[2] in RUNTIME_ROLES else None
+
+
+def test_runtime_roles_import_in_order() -> None:
+    graph = import_graph()
+    placed = [name for name in graph if runtime_role(name) is not None]
+    assert {runtime_role(name) for name in placed} == set(range(len(RUNTIME_ROLES)))
+    backwards = [str(i) for name in placed for i in graph[name]
+                 if (role := runtime_role(i.target)) is not None
+                 and role > (runtime_role(name) or 0)]
+    assert backwards == []
+    unplaced = [name for name in graph if name.startswith("wisp.runtime.")
+                and runtime_role(name) is None]
+    assert unplaced == []
+
+
+# ------------------------------------------------------------- kernels: numpy alone
+
+
+def outside_kernels(modules: Mapping[str, Path]) -> dict[str, list[str]]:
+    """Per module of `wisp.kernels`, what it imports that is neither numpy, the standard
+    library, another module of `wisp.kernels` nor the pure-Python `wisp.spec` and
+    `wisp.errors`."""
+    found: dict[str, list[str]] = {}
+    for name, path in modules.items():
+        if not (name == "wisp.kernels" or name.startswith("wisp.kernels.")):
+            continue
+        wrong = [str(i) for i in wisp_imports(name, path, modules)
+                 if i.target.partition(".")[2].partition(".")[0]
+                 not in ("kernels", "spec", "errors")]
+        for node, _ in imports_in(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [] if node.level else [node.module or ""])
+            wrong += [n for n in names if n.partition(".")[0] not in
+                      {"numpy", "wisp", "__future__", *sys.stdlib_module_names}]
+        if wrong:
+            found[name] = wrong
+    return found
+
+
+def test_kernels_need_numpy_alone() -> None:
+    """`kernels/` holds the pure per-key algorithms: numpy and the standard library, no
+    pyarrow, no Spark, nothing of wisp but `kernels/` and the spec (`runtime/` feeds them
+    Arrow batches and state)."""
+    modules = module_files()
+    assert any(name.startswith("wisp.kernels.") for name in modules)
+    assert outside_kernels(modules) == {}
+
+
+def test_the_kernels_check_sees_arrow_and_the_runtime(tmp_path: Path) -> None:
+    kernels = tmp_path / "wisp" / "kernels"
+    kernels.mkdir(parents=True)
+    (tmp_path / "wisp" / "runtime").mkdir()
+    for path in (tmp_path / "wisp" / "__init__.py", kernels / "__init__.py",
+                 tmp_path / "wisp" / "runtime" / "__init__.py",
+                 tmp_path / "wisp" / "runtime" / "codec.py", kernels / "fine.py"):
+        path.write_text("import math\nimport numpy as np\n")
+    (kernels / "arrow.py").write_text("import pyarrow as pa\nfrom ..runtime import codec\n")
+    found = outside_kernels(module_files(tmp_path))
+    assert list(found) == ["wisp.kernels.arrow"]
+    assert len(found["wisp.kernels.arrow"]) == 2
+
+
+
 # ------------------------------------------------------------------- import cycles
 
 

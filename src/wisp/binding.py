@@ -104,7 +104,7 @@ class Events:
         processing time are rejected and counted (`max_future`); None: none is."""
         self.edges: tuple[str, str] | None = None
         """A stream from `wisp.from_edges`: its (edge, id) columns, paired as the rows
-        pass the watermark (`runtime/edges.py`); `end` is then a null column the pairing
+        pass the watermark (`runtime/windows/edges.py`); `end` is then a null column the pairing
         fills. None otherwise (a batch pairs its edges in the query itself)."""
 
     @property

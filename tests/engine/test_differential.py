@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import wisp as ws
-from wisp.runtime import sorting
+from wisp.runtime.codecs import sorting
 from wisp.spec.aggregates import Aggregation
 from wisp.windowed import run
 

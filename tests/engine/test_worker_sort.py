@@ -1,4 +1,4 @@
-"""The Python worker's sort (runtime/sorting.py): Spark's ascending, nulls-first order
+"""The Python worker's sort (runtime/codecs/sorting.py): Spark's ascending, nulls-first order
 with NaN after every number, in memory or through sorted runs spilled to disk and
 merged; and which plans use it."""
 
@@ -22,8 +22,8 @@ from pyspark.sql import types as T
 
 import wisp as ws
 from wisp.engine.describe import sorts_in_worker
-from wisp.runtime import sorting
-from wisp.runtime.sorting import merged, sorted_batches
+from wisp.runtime.codecs import sorting
+from wisp.runtime.codecs.sorting import merged, sorted_batches
 
 COLUMNS = ("k", "t", "v")
 

@@ -190,7 +190,7 @@ def test_alive_items_are_listed_for_the_new_aggregations() -> None:
     from jobs import built_in_job
 
     from wisp.kernels import stabbing as sb
-    from wisp.runtime.alive import aggregate_alive
+    from wisp.runtime.aggregates.alive import aggregate_alive
 
     # item i is alive at positions [qlo[i], qhi[i]): {0, 1}, {0, 2}, {2, 3}
     stab = sb.Stabbing(np.array([0, 0, 1, 2]), np.array([2, 1, 3, 3]), 3)

@@ -22,10 +22,10 @@ from typing import Any
 import pyarrow as pa
 
 from wisp.engine.processor import PanePacker
-from wisp.runtime.stream_buckets import BucketStep, KeyBuckets
-from wisp.runtime.stream_pane_buckets import PaneBuckets, PaneStep
-from wisp.runtime.stream_panes import PaneKernel
-from wisp.runtime.streaming import StreamKernel, StreamState, table_of
+from wisp.runtime.streaming.buckets import BucketStep, KeyBuckets
+from wisp.runtime.streaming.operator import StreamKernel, StreamState, table_of
+from wisp.runtime.streaming.pane_buckets import PaneBuckets, PaneStep
+from wisp.runtime.streaming.panes import PaneKernel
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Output rows as JSON text (`runtime.json_rows`), read back by Spark's `from_json`
+"""Output rows as JSON text (`runtime.codecs.json_rows`), read back by Spark's `from_json`
 (`engine.stream_rows`): every value of every carried type comes back exactly (NaN,
 the infinities, -0.0, null, the extreme integers, decimals at full precision, strings
 with quotes and newlines, binary, pre-1970 and far-future times), in any session time
@@ -21,7 +21,7 @@ from pyspark.sql import types as T
 from wisp.engine.layout import arrow_schema
 from wisp.engine.processor import ROWS
 from wisp.engine.stream_rows import json_rows
-from wisp.runtime.json_rows import carries, rows_json
+from wisp.runtime.codecs.json_rows import carries, rows_json
 
 pytestmark = pytest.mark.spark
 

@@ -1,4 +1,4 @@
-"""Many keys in one stored value (`runtime.stream_buckets`), without Spark: the operator
+"""Many keys in one stored value (`runtime.streaming.buckets`), without Spark: the operator
 grouped by bucket writes, batch by batch, exactly the rows (and late rows) the
 operator grouped by key writes, through a restart after every batch; keys that Spark
 groups together (every NaN, `-0.0` and `0.0`) share one state."""
@@ -20,10 +20,10 @@ from test_stream_simulated import INPUT, SECOND, Stream, frames, streams, table
 from wisp.engine.processor import PanePacker
 from wisp.errors import WispInputError
 from wisp.plan.frames import RangeFrame
-from wisp.runtime.stream_buckets import BucketState, KeyBuckets
-from wisp.runtime.stream_pane_buckets import PaneBuckets
-from wisp.runtime.stream_panes import PaneKernel
-from wisp.runtime.streaming import StreamKernel, table_of
+from wisp.runtime.streaming.buckets import BucketState, KeyBuckets
+from wisp.runtime.streaming.operator import StreamKernel, table_of
+from wisp.runtime.streaming.pane_buckets import PaneBuckets
+from wisp.runtime.streaming.panes import PaneKernel
 
 KEY_SCHEMA = pa.schema([INPUT.field("k")])
 

@@ -1,5 +1,5 @@
-"""The pane kernel (`runtime.stream_panes`) with the aggregations whose partials pick a
-row or keep exact sums or sets (`runtime.partials`), without Spark: first, last,
+"""The pane kernel (`runtime.streaming.panes`) with the aggregations whose partials pick a
+row or keep exact sums or sets (`runtime.aggregates.partials`), without Spark: first, last,
 max_by, min_by (`by` a second column), count_distinct, integer and decimal sums, and
 string min/max and first/last, on random events in random micro-batches with disorder,
 late rows and a restart after every batch (simulator.py). Ties in time are frequent and
@@ -29,9 +29,9 @@ from test_stream_simulated import SECOND, accepted, emitted
 
 import wisp as ws
 from wisp.plan.intervals import HoppingWindows
-from wisp.runtime.resumable import KernelState
-from wisp.runtime.stream_panes import PANE, PaneKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.streaming.panes import PANE, PaneKernel
+from wisp.runtime.windows.resumable import KernelState
 
 INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),
                    pa.field("o", pa.int64()), pa.field("v", pa.float64()),

@@ -1,5 +1,5 @@
 """Tumbling and hopping windows over point events on a stream from partial aggregates
-per pane (`runtime.stream_panes`), without Spark: random events in random micro-batches
+per pane (`runtime.streaming.panes`), without Spark: random events in random micro-batches
 with disorder, late rows and a restart after every batch (simulator.py). The rows
 emitted equal the independent oracle's windows over the accepted events that end at or
 before the last horizon; late rows are counted exactly; the state holds panes, never
@@ -30,9 +30,9 @@ from test_stream_simulated import (
 
 import wisp as ws
 from wisp.plan.intervals import HoppingWindows
-from wisp.runtime.resumable import KernelState
-from wisp.runtime.stream_panes import PANE, PaneKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.streaming.panes import PANE, PaneKernel
+from wisp.runtime.windows.resumable import KernelState
 
 AGGS = [ws.count(), ws.count("v"), ws.sum("v"), ws.mean("v"), ws.min("v"), ws.max("v"),
         ws.variance("v"), ws.stddev("v"), ws.aggregate(Spread(), "v")]

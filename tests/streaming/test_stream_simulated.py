@@ -23,12 +23,12 @@ from simulator import Simulation, simulate
 import wisp as ws
 from wisp.plan.frames import RangeFrame, RowsFrame
 from wisp.plan.intervals import CountWindows, HoppingWindows, SnapshotWindows
-from wisp.runtime.frames import FrameKernel
-from wisp.runtime.interval_kernels import interval_kernel
-from wisp.runtime.running import RunningKernel
-from wisp.runtime.sessions import SessionKernel
-from wisp.runtime.sorting import sort_order
-from wisp.runtime.streaming import StreamKernel, StreamState
+from wisp.runtime.codecs.sorting import sort_order
+from wisp.runtime.streaming.operator import StreamKernel, StreamState
+from wisp.runtime.windows.frames import FrameKernel
+from wisp.runtime.windows.interval_kernels import interval_kernel
+from wisp.runtime.windows.running import RunningKernel
+from wisp.runtime.windows.sessions import SessionKernel
 
 SECOND = 1_000_000
 INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),

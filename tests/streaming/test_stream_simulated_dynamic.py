@@ -24,8 +24,8 @@ from test_stream_simulated import AGGS, JOBS, OUTPUT
 
 import wisp as ws
 from wisp.plan.dynamic import ClockTicks
-from wisp.runtime.dynamic import END, KIND, OBSOLETE, START, TIME, BoundJob, DynamicKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.dynamic import END, KIND, OBSOLETE, START, TIME, BoundJob, windows_kernel
 
 HALF = 500_000  # half a second in microsecond ticks
 SCHEMA = pa.schema([pa.field("k", pa.string()), pa.field(KIND, pa.int32()),
@@ -57,11 +57,11 @@ def kernel(start: BoundJob, end: BoundJob, obsolete: BoundJob, closed: str,
     """The stream's kernel; a `chunk_rows` of 1 folds every event no later anchor reaches
     into the waiting windows' states (`DynamicKernel.fold`)."""
     floats = kind == "float"
-    dynamic = DynamicKernel(keys=("k",), time_kind=kind, time_scale=0, closed=closed,
-                            start=start, end=end, obsolete=obsolete, clock=clock,
-                            check=clock is None and obsolete.kind != "none",
-                            aggregates=JOBS, schema=as_float(OUTPUT) if floats else OUTPUT,
-                            raises=True, chunk_rows=chunk_rows)
+    dynamic = windows_kernel(keys=("k",), time_kind=kind, time_scale=0, closed=closed,
+                             start=start, end=end, obsolete=obsolete, clock=clock,
+                             check=clock is None and obsolete.kind != "none",
+                             aggregates=JOBS, schema=as_float(OUTPUT) if floats else OUTPUT,
+                             raises=True, chunk_rows=chunk_rows)
     return StreamKernel(dynamic, as_float(SCHEMA) if floats else SCHEMA, TIME, kind, ORDER,
                         "spec")
 

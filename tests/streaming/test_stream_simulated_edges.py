@@ -1,4 +1,4 @@
-"""Interval events paired from start/end edges on a stream (`runtime/edges.py`), without
+"""Interval events paired from start/end edges on a stream (`runtime/windows/edges.py`), without
 Spark: random edges of several ids in random micro-batches, with disorder (sometimes
 beyond the lateness: late edges), a restart after every batch (`simulator.py`). The rows
 emitted equal the interval oracles' final rows over the accepted edges, paired here as
@@ -24,9 +24,9 @@ from test_stream_simulated import AGGS, JOBS, OUTPUT, SECOND, assert_same, emitt
 
 from wisp.errors import WispInputError
 from wisp.plan.intervals import CountWindows, HoppingWindows, SnapshotWindows
-from wisp.runtime.edges import EdgesKernel
-from wisp.runtime.interval_kernels import interval_kernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.edges import EdgesKernel
+from wisp.runtime.windows.interval_kernels import interval_kernel
 
 EDGES = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),
                    pa.field("v", pa.float64()), pa.field("id", pa.int64()),

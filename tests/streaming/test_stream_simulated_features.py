@@ -30,8 +30,8 @@ from test_stream_simulated import (
 
 import wisp as ws
 from wisp.plan.frames import Frame, RangeFrame, RowsFrame, RunningFrame
-from wisp.runtime.features import FeaturesKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.features import FeaturesKernel
 
 NAMES = ("count", "sum_v", "max_v", "mean_v")
 

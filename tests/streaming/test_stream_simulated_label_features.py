@@ -21,8 +21,8 @@ from test_stream_simulated_dynamic import HALF, expected_late
 import wisp as ws
 from wisp.plan.features import FeatureFrame
 from wisp.plan.frames import RangeFrame, RowsFrame, RunningFrame
-from wisp.runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 
 JOBS = (built_in_job("count", None, "none", pa.int64(), None),
         built_in_job("sum", "v", "float", pa.float64(), None),

@@ -28,8 +28,8 @@ from simulator import Simulation, simulate
 from test_stream_simulated import check_late, flagged
 
 import wisp as ws
-from wisp.runtime.periods import TickKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.periods import TickKernel
 from wisp.spec.windows import CalendarTick
 
 MINUTE = 60_000_000
@@ -366,7 +366,7 @@ def test_a_key_gets_no_ticks_before_its_first_event_is_final() -> None:
 def step(kernel: TickKernel, state: Any, rows: list[tuple[str, int, float]],
          horizon: int) -> tuple[list[dict[str, Any]], Any]:
     """One stream step of `kernel`, the state through its bytes first."""
-    from wisp.runtime.resumable import KernelState
+    from wisp.runtime.windows.resumable import KernelState
 
     if state is not None:
         state = KernelState.from_bytes(state.to_bytes())

@@ -25,9 +25,9 @@ from simulator import Simulation, simulate
 from test_stream_simulated import AGGS, JOBS, OUTPUT, SECOND, assert_same, check_late
 
 import wisp as ws
-from wisp.runtime.aggregate import AggregateJob
-from wisp.runtime.policies import SplKernel
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.aggregates.aggregate import AggregateJob
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.policies import SplKernel
 from wisp.spec.policies import Count, Delta, Policy, Punctuation, Time
 
 INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),

@@ -22,9 +22,9 @@ from simulator import simulate
 from test_stream_simulated import Stream, flagged, streams, whole_runs
 
 import wisp as ws
-from wisp.runtime.running import RunningKernel
-from wisp.runtime.sorting import sort_order
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.codecs.sorting import sort_order
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.windows.running import RunningKernel
 
 ORDER = ("t", "v", "p")
 INPUT = pa.schema([pa.field("k", pa.string()), pa.field("t", pa.int64()),

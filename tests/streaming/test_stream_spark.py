@@ -30,8 +30,8 @@ import wisp as ws
 from wisp.engine import streaming as stream_engine
 from wisp.engine.streaming import ROCKSDB, STATE_STORE
 from wisp.events import LatePolicy
-from wisp.runtime.stream_pane_buckets import PaneBuckets
-from wisp.runtime.streaming import StreamKernel
+from wisp.runtime.streaming.operator import StreamKernel
+from wisp.runtime.streaming.pane_buckets import PaneBuckets
 
 pytestmark = pytest.mark.spark
 

@@ -1,4 +1,4 @@
-"""Keys sharing stored values (`runtime.stream_buckets`) on real Spark: a pane query over
+"""Keys sharing stored values (`runtime.streaming.buckets`) on real Spark: a pane query over
 many keys (more than the buckets), float keys that Spark groups together (NaN, `-0.0`
 and `0.0`) and a null key, a restart and a late row emitted; the rows written equal the
 batch query's rows that are final at the last watermark. (A failure inside a bucket:

@@ -1,5 +1,5 @@
 """`Tumbling` on a real Spark stream with the aggregations whose pane partials keep a
-picked row, a set or an exact sum (`runtime.partials`): `first`, `last`, `max_by`,
+picked row, a set or an exact sum (`runtime.aggregates.partials`): `first`, `last`, `max_by`,
 `min_by` (ties in time and in `by` broken by window order), `count_distinct`, the sum of
 an integer column and a user's commutative aggregator, keyed and without a key, the
 stream restarted from its checkpoint after every micro-batch. `explain` says

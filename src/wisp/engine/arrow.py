@@ -1,13 +1,13 @@
 """Arrow-kernel strategy: Spark partitions by key, each partition is sorted, a kernel
-(`runtime.frames.FrameKernel`) walks the sorted batches, finds each key's run of events
+(`runtime.windows.frames.FrameKernel`) walks the sorted batches, finds each key's run of events
 and computes every frame's aggregates at once.
 
 Shape: `repartition(key)` + `mapInArrow(kernel)`, the kernel fed each partition sorted by
-(key, time, tie-break): by the Python worker with Arrow (`runtime.sorting.SortedInput`,
+(key, time, tie-break): by the Python worker with Arrow (`runtime.codecs.sorting.SortedInput`,
 sorted runs spilled to disk past a budget), or by Spark's `sortWithinPartitions` for
 column types whose order Arrow does not share (`layout.mapped_by_key`). Spark does the
 one shuffle. The kernel streams each key's run in chunks of about `CHUNK_ROWS` events
-(see `runtime/frames.py`).
+(see `runtime/windows/frames.py`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ..plan.frames import FramesPlan
-from ..runtime.batches import CHUNK_ROWS
-from ..runtime.frames import FrameKernel
+from ..runtime.codecs.batches import CHUNK_ROWS
+from ..runtime.windows.frames import FrameKernel
 from .columns import guarded
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped, output_fields

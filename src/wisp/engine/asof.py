@@ -6,7 +6,7 @@ then the left's other columns (null on right rows) and the right's (null on left
 The union is hash-partitioned by `by` (the one shuffle; one partition without `by`),
 each partition sorted by (`by`, time, tie-break) (in the Python worker where Arrow orders
 those columns as Spark does, else by Spark: `layout.mapped_by_key`), and one
-`mapInArrow` (`runtime.asof.AsOfKernel`) walks each key's rows once and emits one row per
+`mapInArrow` (`runtime.windows.asof.AsOfKernel`) walks each key's rows once and emits one row per
 left row. No range join, cartesian product or nested loop: the plan holds no join.
 """
 
@@ -20,7 +20,7 @@ from ..binding import Events, TimeColumn, check_distinct_columns
 from ..errors import WispUnsupportedError, bad_value
 from ..plan.asof import AsOfPlan, Side
 from ..plan.source import Field
-from ..runtime.asof import AsOfKernel
+from ..runtime.windows.asof import AsOfKernel
 from .columns import col, guarded, is_missing_time
 from .describe import column_type
 from .layout import arrow_schema, mapped_by_key

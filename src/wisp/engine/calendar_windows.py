@@ -27,7 +27,7 @@ from ..plan.calendar_windows import (
     CalendarPlan,
     Units,
 )
-from ..runtime.codec import DAY
+from ..runtime.codecs.arrays import DAY
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US, OUTSIDE_YEARS
 from .columns import col, fail_where, output_time_type
 from .compiler import Query, compiler_for, compiles

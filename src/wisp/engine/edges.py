@@ -2,7 +2,7 @@
 
 The arguments are validated by `wisp.events.from_edges`; this module builds the Spark
 plan that pairs each start edge with the end edge that closes it (a batch), or the
-edge rows with a null end column that a stream's operator pairs (`runtime/edges.py`).
+edge rows with a null end column that a stream's operator pairs (`runtime/windows/edges.py`).
 """
 
 from __future__ import annotations
@@ -53,5 +53,5 @@ def paired_edges(df: DataFrame, time: str, edge: str, id: str,
 
 def unpaired_edges(df: DataFrame, time_type: T.DataType) -> DataFrame:
     """A stream's edge rows as they are, plus `EDGE_END_COLUMN` (null, of the time's
-    type): its operator pairs them as they pass the watermark (`runtime/edges.py`)."""
+    type): its operator pairs them as they pass the watermark (`runtime/windows/edges.py`)."""
     return df.withColumn(EDGE_END_COLUMN, F.lit(None).cast(time_type))

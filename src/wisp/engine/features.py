@@ -1,5 +1,5 @@
 """Feature sets (`plan.features.FeaturesPlan`): the frame kernel's shape with every
-window of the set in one kernel (`runtime.features.FeaturesKernel`).
+window of the set in one kernel (`runtime.windows.features.FeaturesKernel`).
 
 Shape: `repartition(key)` + `mapInArrow(kernel)`, each partition sorted by (key, time,
 tie-break) as for the frame kernel: one shuffle and one sort of the events whatever the
@@ -14,9 +14,9 @@ from pyspark.sql import types as T
 
 from ..binding import TimeColumn
 from ..plan.features import FeaturesPlan
-from ..runtime.batches import CHUNK_ROWS
-from ..runtime.features import FeaturesKernel
-from ..runtime.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
+from ..runtime.codecs.batches import CHUNK_ROWS
+from ..runtime.windows.features import FeaturesKernel
+from ..runtime.windows.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from .columns import col, guarded, output_time_type
 from .compiler import KeyedKernel, Query, StreamInput, compiles, keyed_kernel
 from .describe import spark_output_type

@@ -1,6 +1,6 @@
 """Hopping, tumbling, snapshot and count-by-start-time windows over point and interval
-events: one Arrow kernel per key (`runtime/intervals.py`, one subclass per window kind,
-picked by `runtime.interval_kernels.interval_kernel`).
+events: one Arrow kernel per key (`runtime/windows/intervals.py`, one subclass per window kind,
+picked by `runtime.windows.interval_kernels.interval_kernel`).
 
 Shape: `repartition(key)` + each partition sorted by (key, time, tie-break) +
 `mapInArrow(kernel)`, as the frames strategy. The kernel groups windows whose member
@@ -15,10 +15,10 @@ from pyspark.sql import functions as F
 
 from ..binding import Events
 from ..plan.intervals import HoppingWindows, IntervalsPlan, IntervalWindow, StreamPanesPlan
-from ..runtime.hopping import HORIZON_END, HORIZON_START
-from ..runtime.interval_kernels import interval_kernel
-from ..runtime.partials import partial_of
-from ..runtime.stream_panes import PaneKernel
+from ..runtime.aggregates.partials import partial_of
+from ..runtime.streaming.panes import PaneKernel
+from ..runtime.windows.hopping import HORIZON_END, HORIZON_START
+from ..runtime.windows.interval_kernels import interval_kernel
 from .columns import col, guarded, whole_input
 from .columns import interval_guarded as checked_intervals
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel

@@ -1,7 +1,7 @@
 """The Spark-side shape every kernel strategy shares: events partitioned by key and
 sorted, the result schema (key columns, window_start, window_end, time, aggregations)
 and its Arrow types, and the picklable description of each aggregation for the
-executors (`runtime.aggregate.AggregateJob`)."""
+executors (`runtime.aggregates.aggregate.AggregateJob`)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from pyspark.sql.pandas.types import to_arrow_type
 
 from ..binding import Events
 from ..plan.nodes import Plan, ResolvedAggregation
-from ..runtime import sorting
-from ..runtime.aggregate import AggregateJob
+from ..runtime.aggregates.aggregate import AggregateJob
+from ..runtime.codecs import sorting
+from ..runtime.codecs.renaming import Kernel, Renamed
 from ..runtime.limits import WithinMemory
-from ..runtime.renaming import Kernel, Renamed
 from .columns import col, output_time_type
 from .compiler import KeyedKernel
 from .describe import sorts_in_worker, spark_output_type
@@ -64,7 +64,7 @@ def map_columns(df: DataFrame, columns: Sequence[str], kernel: Kernel,
     its input columns up by their raw names, which fails for a name holding a dot, a
     backtick or a space (Spark reads them as a struct field or quoting): when any name
     is not plain, the columns cross under stand-in names and the kernel gets its batches
-    under their own names again (`runtime.renaming.Renamed`)."""
+    under their own names again (`runtime.codecs.renaming.Renamed`)."""
     if all(_PLAIN_NAME.fullmatch(c) for c in columns):
         return df.select(*[col(c) for c in columns]).mapInArrow(kernel, schema)
     stand_ins = [f"{STAND_IN}{i}" for i in range(len(columns))]

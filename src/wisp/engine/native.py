@@ -14,7 +14,7 @@ from ..plan.intervals import BucketsPlan
 from ..plan.nodes import ResolvedAggregation
 from ..plan.periods import PeriodsPlan
 from ..plan.policies import BatchesPlan
-from ..runtime.codec import DAY, tick_range_message
+from ..runtime.codecs.arrays import DAY, tick_range_message
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US, OUTSIDE_YEARS
 from .columns import (
     col,

@@ -1,5 +1,5 @@
 """Hopping windows as panes: Spark pre-aggregates each key's events per pane with its
-own hash aggregation, then the interval kernel (`runtime/hopping.py`) merges the partial
+own hash aggregation, then the interval kernel (`runtime/windows/hopping.py`) merges the partial
 results of the panes each window holds.
 
 Shape: `repartition(key)` (the one shuffle) + `groupBy(key, pane)` (partial counts,
@@ -34,10 +34,10 @@ from pyspark.sql import types as T
 from ..binding import Events
 from ..plan.intervals import HoppingWindows, PanesPlan
 from ..plan.nodes import ResolvedAggregation
-from ..runtime.aggregate import AggregateJob
-from ..runtime.codec import tick_range_message
-from ..runtime.hopping import HORIZON_END, HORIZON_START
-from ..runtime.interval_kernels import interval_kernel
+from ..runtime.aggregates.aggregate import AggregateJob
+from ..runtime.codecs.arrays import tick_range_message
+from ..runtime.windows.hopping import HORIZON_END, HORIZON_START
+from ..runtime.windows.interval_kernels import interval_kernel
 from ..spec import aggregates as agg
 from ..spec.aggregates import Aggregation
 from .columns import col, data_error, grid_floor, or_fail

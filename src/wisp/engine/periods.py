@@ -1,5 +1,5 @@
 """Reset (`Since`) and trailing-period (`Trailing`) windows: Spark partitions by key, each
-partition is sorted, an Arrow kernel (`runtime.periods.TickKernel`) walks each key's
+partition is sorted, an Arrow kernel (`runtime.windows.periods.TickKernel`) walks each key's
 events with its ticks.
 
 Shape: [the newest event time as a scalar subquery, for calendar tick rows] +
@@ -23,8 +23,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..plan.periods import TicksPlan
-from ..runtime.periods import HIDDEN_NEWEST, TickKernel
-from ..runtime.running import HIDDEN_TICK
+from ..runtime.windows.periods import HIDDEN_NEWEST, TickKernel
+from ..runtime.windows.running import HIDDEN_TICK
 from .columns import col, guarded, whole_input
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import (
@@ -39,7 +39,7 @@ from .layout import (
 @keyed_kernel(TicksPlan)
 def ticks_kernel(plan: TicksPlan, query: Query) -> KeyedKernel:
     """The tick kernel and its input. On a stream there is no whole input, so no newest
-    event time: the watermark bounds each key's tick rows (`runtime.periods`)."""
+    event time: the watermark bounds each key's tick rows (`runtime.windows.periods`)."""
     events = query.events
     details = plan.ticks
     df = guarded(events, query.observation)

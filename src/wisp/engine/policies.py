@@ -1,5 +1,5 @@
 """The `arrow-spl` strategy: sliding and policy-tumbling windows, per key, in an Arrow
-kernel (`runtime.policies.SplKernel`).
+kernel (`runtime.windows.policies.SplKernel`).
 
 Shape: `repartition(key)` + each partition sorted by (key, arrival order) +
 `mapInArrow(kernel)`, as in `engine.arrow`. The kernel replays each key's eviction and
@@ -12,7 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..plan.policies import PoliciesPlan
-from ..runtime.policies import SplKernel
+from ..runtime.windows.policies import SplKernel
 from ..spec.policies import Punctuation
 from .columns import col, fail_where, guarded
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel

@@ -1,13 +1,13 @@
 """The stateful processors Spark runs per key of a stream (`transformWithStateInPandas`):
-thin shells around `runtime.streaming.StreamKernel`, which holds the logic
-(`BucketProcessor`: per bucket of keys, around `runtime.stream_buckets.KeyBuckets`;
+thin shells around `runtime.streaming.operator.StreamKernel`, which holds the logic
+(`BucketProcessor`: per bucket of keys, around `runtime.streaming.buckets.KeyBuckets`;
 `PartialsProcessor`: per bucket of pane partials that `PanePacker` reduced where the
-rows were read, around `runtime.stream_pane_buckets.PaneBuckets`).
+rows were read, around `runtime.streaming.pane_buckets.PaneBuckets`).
 
 Per key, one `ValueState` holds the stream state (format version, the query's spec hash,
 the kernel state's bytes, the pending rows' bytes, the horizon fed) and one event-time
 timer is set where the key's next output can be final. Output batches leave either as
-one JSON text of columns (`ROWS`, `runtime.json_rows`), which Spark reads back without a
+one JSON text of columns (`ROWS`, `runtime.codecs.json_rows`), which Spark reads back without a
 Python stage (`engine/stream_rows.py`), when the processor has a `json_schema`, or as
 Arrow IPC bytes in a binary column (`PAYLOAD`) with a flag (`LATE`: a batch of late rows,
 under `on_late="emit"`), which `PayloadRows` turns back into rows after the operator;
@@ -31,12 +31,10 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from ..runtime.crossing import Crossing, decode, key_column, key_values
-from ..runtime.json_rows import rows_json
-from ..runtime.stream_buckets import BucketStep, KeyBuckets
-from ..runtime.stream_pane_buckets import PaneBuckets, PaneStep
-from ..runtime.stream_panes import PaneKernel
-from ..runtime.streaming import (
+from ..runtime.codecs.crossing import Crossing, decode, key_column, key_values
+from ..runtime.codecs.json_rows import rows_json
+from ..runtime.streaming.buckets import BucketStep, KeyBuckets
+from ..runtime.streaming.operator import (
     StreamKernel,
     StreamState,
     batch_bytes,
@@ -45,6 +43,8 @@ from ..runtime.streaming import (
     table_bytes,
     table_of,
 )
+from ..runtime.streaming.pane_buckets import PaneBuckets, PaneStep
+from ..runtime.streaming.panes import PaneKernel
 
 PAYLOAD = "payload"
 LATE = "late"
@@ -217,7 +217,7 @@ class StoredBuckets(StatefulProcessor):
 
 
 class BucketProcessor(StoredBuckets):
-    """Spark's operator grouped by key bucket (`runtime.stream_buckets`): feeds each
+    """Spark's operator grouped by key bucket (`runtime.streaming.buckets`): feeds each
     bucket's rows (key columns included) and its timer to `KeyBuckets`."""
 
     def __init__(self, buckets: KeyBuckets, columns: Sequence[Crossing],
@@ -238,7 +238,7 @@ class BucketProcessor(StoredBuckets):
 
 
 BUCKET = "wisp_bucket"
-"""The group of a query whose keys share stored values (`runtime.stream_buckets`)."""
+"""The group of a query whose keys share stored values (`runtime.streaming.buckets`)."""
 PARTIALS = "wisp_partials"
 PACKED_SCHEMA = T.StructType([T.StructField(BUCKET, T.IntegerType()),
                               T.StructField(PARTIALS, T.BinaryType())])
@@ -289,7 +289,7 @@ class PanePacker:
 class PartialsProcessor(StoredBuckets):
     """Spark's operator grouped by key bucket over rows `PanePacker` reduced to pane
     partials: each bucket's keys and panes in one stored value
-    (`runtime.stream_pane_buckets`). Spark's late filter is off (the operator's input has
+    (`runtime.streaming.pane_buckets`). Spark's late filter is off (the operator's input has
     no event time); a key's late rows are those whose earliest window it had already
     closed, counted (`COUNTED`). Its windows leave as JSON text of `json_schema`."""
 

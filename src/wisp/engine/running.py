@@ -1,5 +1,5 @@
 """Running aggregates kept as accumulators (`plan.periods.AccumulatorsPlan`): the
-kernel (`runtime.running.RunningKernel`) of the cumulative window and of
+kernel (`runtime.windows.running.RunningKernel`) of the cumulative window and of
 `Since(predicate)` on a stream, and in batch where every aggregation is held by
 accumulators, where carrying a key's rows would grow with its history. The predicate
 is evaluated by Spark as a column next to each row."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ..plan.periods import AccumulatorsPlan
-from ..runtime.running import HIDDEN_TICK, RunningKernel
+from ..runtime.windows.running import HIDDEN_TICK, RunningKernel
 from .columns import guarded
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped, output_fields

@@ -1,5 +1,5 @@
 """Sessions: `repartition(key)` + each partition sorted by (key, time, tie-break)
-(`layout.mapped_by_key`) + `mapInArrow(kernel)`; the kernel (`runtime.sessions`) finds
+(`layout.mapped_by_key`) + `mapInArrow(kernel)`; the kernel (`runtime.windows.sessions`) finds
 each key's sessions (kernels/sessions.py) and aggregates over all of them at once."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 
 from ..binding import Events
 from ..plan.sessions import SessionsPlan
-from ..runtime.sessions import SessionKernel
+from ..runtime.windows.sessions import SessionKernel
 from .columns import col, fail_where, interval_guarded
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import (

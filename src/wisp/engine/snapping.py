@@ -2,7 +2,7 @@
 hopping windows, row by row in an Arrow kernel (see `wisp.snap` for the rule).
 
 The arguments are validated by `wisp.snap.snap_to_hops`; this module builds the Spark
-plan (the data guards, then `mapInArrow` with `runtime.snapping.SnapKernel`).
+plan (the data guards, then `mapInArrow` with `runtime.windows.snapping.SnapKernel`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, Observation
 
 from ..binding import Events
-from ..runtime.snapping import SnapKernel
+from ..runtime.windows.snapping import SnapKernel
 from .columns import col
 from .intervals import interval_guarded
 from .layout import arrow_type, map_columns

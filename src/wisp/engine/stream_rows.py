@@ -1,7 +1,7 @@
 """After a stream's stateful operator: its output as rows of exactly the batch columns.
 
 Two ways, as the operator wrote them:
-- JSON text of columns (`runtime.json_rows`), read by Spark's `from_json` in the JVM,
+- JSON text of columns (`runtime.codecs.json_rows`), read by Spark's `from_json` in the JVM,
   with no Python stage: pane partials, whose outputs are windows (few rows);
 - Arrow payloads, read by a Python stage (`mapInArrow(PayloadRows)`): the other
   queries, whose outputs may hold a row per event (encoding those as text costs more
@@ -27,7 +27,7 @@ JSON_OPTIONS = {"allowNonNumericNumbers": "true", "mode": "FAILFAST"}
 
 
 def wire_type(data_type: T.DataType) -> T.DataType:
-    """The type a column has in the JSON text (`runtime.json_rows`)."""
+    """The type a column has in the JSON text (`runtime.codecs.json_rows`)."""
     if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
         return T.LongType()
     if isinstance(data_type, T.DateType):

@@ -5,14 +5,14 @@ shape of the operator the planner chose (`plan.streaming`).
 Every shape reads the guarded input (null times fail or are dropped, as in batch) with
 a hidden event time column carrying the watermark (`withWatermark` takes only
 timestamps: integer, date and timestamp_ntz time reach it as microseconds), and drives
-`runtime.streaming.StreamKernel`:
+`runtime.streaming.operator.StreamKernel`:
 - `CarriedRowsStream` (and `CarriedPanesStream`): each column the kernel reads in a form
-  pandas carries exactly (`runtime.crossing`), grouped by key (no key: one group), the
+  pandas carries exactly (`runtime.codecs.crossing`), grouped by key (no key: one group), the
   processor `engine.processor.StreamProcessor`;
 - `KeyBucketsStream`: the same columns grouped by a hash bucket of the key, the keys of
-  a bucket sharing one stored value (`runtime.stream_buckets`);
+  a bucket sharing one stored value (`runtime.streaming.buckets`);
 - `PanePartialsStream`: each task first reduces its rows to pane partials, and a
-  bucket's keys are handled all at once (`runtime.stream_pane_buckets`).
+  bucket's keys are handled all at once (`runtime.streaming.pane_buckets`).
 The output becomes rows of exactly the batch columns (`engine.stream_rows`: Arrow
 payloads through `mapInArrow`, or, for pane partials, JSON text read by `from_json`
 without a Python stage), written with the ordinary `writeStream` in Append mode.
@@ -40,15 +40,15 @@ from ..plan.streaming import (
     PanePartialsStream,
     StreamPlan,
 )
-from ..runtime.codec import DAY
-from ..runtime.crossing import NULL_SUFFIX, Crossing
-from ..runtime.edges import EdgesKernel
-from ..runtime.json_rows import carries
-from ..runtime.resumable import Streamable
-from ..runtime.stream_buckets import KeyBuckets
-from ..runtime.stream_pane_buckets import PaneBuckets
-from ..runtime.stream_panes import PaneKernel
-from ..runtime.streaming import StreamKernel, spec_hash
+from ..runtime.codecs.arrays import DAY
+from ..runtime.codecs.crossing import NULL_SUFFIX, Crossing
+from ..runtime.codecs.json_rows import carries
+from ..runtime.streaming.buckets import KeyBuckets
+from ..runtime.streaming.operator import StreamKernel, spec_hash
+from ..runtime.streaming.pane_buckets import PaneBuckets
+from ..runtime.streaming.panes import PaneKernel
+from ..runtime.windows.edges import EdgesKernel
+from ..runtime.windows.resumable import Streamable
 from ..spec.aggregates import Aggregation
 from .columns import LATE_COUNTED, LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
@@ -103,7 +103,7 @@ def crossing(field: T.StructField, is_time: bool, label: str) -> Crossing:
 
 
 def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
-    """The Spark columns that carry `c` (see `runtime.crossing`)."""
+    """The Spark columns that carry `c` (see `runtime.codecs.crossing`)."""
     value = col(c.name)
     if c.encoding == "plain":
         return [value.alias(c.label)]

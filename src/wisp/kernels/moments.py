@@ -6,8 +6,8 @@ root for the standard deviation), null below two values.
 Each caller keeps its own algorithm and only shares these: the blocked prefix/suffix
 scans and the disjoint sparse table (`sparse.moments_monoid`), the segment tree of
 stabbing queries (`stabbing.Stabbing.moments`), the running scans by Welford's update
-(`runtime.running.scan_moments`) and the partial states of panes and streams
-(`runtime.partials.Moments`).
+(`runtime.windows.running.scan_moments`) and the partial states of panes and streams
+(`runtime.aggregates.partials.Moments`).
 
 Non-finite values: NaN propagates; an infinity makes a merged `M2` NaN (inf - inf), as
 Spark's `var_samp` gives.

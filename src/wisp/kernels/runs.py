@@ -1,6 +1,6 @@
 """Arrays holding several keys' runs one after another.
 
-`runs` describes them as in `runtime.batches.key_groups`: where each run begins, then the
+`runs` describes them as in `runtime.codecs.batches.key_groups`: where each run begins, then the
 total length (`[0, n]` for one run). The primitives here restart at every run, so that
 a kernel computes many short keys in one vectorised pass instead of one call per key.
 """

@@ -230,6 +230,6 @@ def accumulated(resolved: Sequence[ResolvedAggregation]) -> bool:
     """Whether a few accumulators per key hold every aggregation
     (`Definition.accumulators`, lifetimes aside): a running window, a session, a
     calendar period or a delta- or punctuation-sized window then carries them, never
-    rows (`runtime.running.held_by_accumulators` is the executors' side of this rule)."""
+    rows (`runtime.windows.running.held_by_accumulators` is the executors' side of this rule)."""
     return all(r.aggregation.definition.accumulators and not r.aggregation.lifetimes
                for r in resolved)

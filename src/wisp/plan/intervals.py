@@ -367,7 +367,7 @@ BY_DURATION = "Tumbling and Hopping by duration (output='windows')"
 @dataclass(frozen=True, kw_only=True)
 class StreamPanesPlan(Plan):
     """`stream-panes`: tumbling and hopping windows over point events on a stream, from
-    partial aggregates per pane (`runtime/stream_panes.py`): `windows` as in batch."""
+    partial aggregates per pane (`runtime/streaming/panes.py`): `windows` as in batch."""
 
     windows: HoppingWindows
 

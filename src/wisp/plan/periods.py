@@ -91,7 +91,7 @@ class TicksPlan(Plan):
     @property
     def accumulated(self) -> bool:
         """Whether the kernel keeps `Since` over calendar ticks as accumulators (every
-        aggregation held by them; `runtime.periods.TickKernel.accumulates` applies the
+        aggregation held by them; `runtime.windows.periods.TickKernel.accumulates` applies the
         same rule)."""
         return (self.ticks.calendar is not None and not self.ticks.trailing
                 and accumulated(self.aggregations))

@@ -92,7 +92,7 @@ class PoliciesPlan(Plan):
     def accumulated(self) -> bool:
         """Whether a delta- or punctuation-sized tumbling window keeps its open window
         as accumulators (every aggregation held by them;
-        `runtime.policies.SplKernel.accumulates` applies the same rule)."""
+        `runtime.windows.policies.SplKernel.accumulates` applies the same rule)."""
         return (self.trigger is None and isinstance(self.evict, (Delta, Punctuation))
                 and accumulated(self.aggregations))
 

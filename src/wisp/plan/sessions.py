@@ -69,7 +69,7 @@ class SessionsPlan(Plan):
         """Whether the kernel keeps each session's aggregates as accumulators (and a long
         key's open session as them, not its rows): when every
         aggregation is held by accumulators, with or without `max_duration`
-        (`runtime.sessions.SessionKernel.accumulates` applies the same rule)."""
+        (`runtime.windows.sessions.SessionKernel.accumulates` applies the same rule)."""
         return accumulated(self.aggregations)
 
 

@@ -35,7 +35,7 @@ PANES_STRATEGY = "stream-panes"
 PARTIALS = ("row and value counts, exact sums, squared deviations, extremes, the row a "
             "first, last, max_by or min_by picks with its time and tie-break columns, "
             "the distinct values, a commutative user aggregator's state")
-"""What a pane's partial aggregates hold, in words (`runtime.partials`)."""
+"""What a pane's partial aggregates hold, in words (`runtime.aggregates.partials`)."""
 PANE_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer")
 
 
@@ -122,7 +122,7 @@ def refuse_values_of_unclosed(resolved: tuple[ResolvedAggregation, ...], name: s
 def carried_by_panes(resolved: ResolvedAggregation) -> bool:
     """Whether a pane carries the partials of `resolved` (`Definition.stream_panes`):
     and for a declared type (a user's aggregator), one of atomic values, which the pane
-    path's output crosses as JSON text (`runtime.json_rows`)."""
+    path's output crosses as JSON text (`runtime.codecs.json_rows`)."""
     aggregation = resolved.aggregation
     if aggregation.returns is not None and nested_type(aggregation.returns):
         return False
@@ -131,7 +131,7 @@ def carried_by_panes(resolved: ResolvedAggregation) -> bool:
 
 def crosses_as_json(resolved: ResolvedAggregation) -> bool:
     """Whether the output of `resolved` crosses from the pane operator as JSON text
-    (`runtime.json_rows`): atomic values do; arrays and maps (k-collections,
+    (`runtime.codecs.json_rows`): atomic values do; arrays and maps (k-collections,
     histograms, a list of quantiles) are written by the rows-carrying operator."""
     return resolved.output.kind not in ("array", "map", "doubles")
 
@@ -145,7 +145,7 @@ def nested_type(ddl: str) -> bool:
 
 KEY_BUCKETS = 16
 """Keyed pane queries group their keys into this many buckets, one stored value each
-(`runtime/stream_buckets.py`); part of the state's layout, so a constant."""
+(`runtime/streaming/buckets.py`); part of the state's layout, so a constant."""
 
 
 @dataclass(frozen=True, kw_only=True)

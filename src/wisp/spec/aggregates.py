@@ -50,7 +50,7 @@ class Definition:
       `invertible`: `remove` undoes `add` exactly (prefix differences), for the value
       classes whose state is exact (counts; sums and means of integers and decimals,
       not of floats, whose rounding a subtraction does not undo: the partial states'
-      `runtime.partials.inverse_of` says which; moments, float states, are not);
+      `runtime.aggregates.partials.inverse_of` says which; moments, float states, are not);
       `idempotent`: merging overlapping parts is harmless (max); `needs_values`: its
       state holds every value of the window, so it grows with the window (collect,
       exact quantiles, udaf).

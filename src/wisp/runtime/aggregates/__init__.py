@@ -1,0 +1,3 @@
+"""The aggregation executors: one aggregation over many frames (`aggregate`),
+partial states (`partials`, `window_states`), running states, the
+k-collections, the sketches and the items alive over ranges (`alive`)."""

@@ -1,0 +1,209 @@
+"""Many keys' stream states in one stored value: the stateful operator grouped by a hash
+bucket of the key instead of by the key.
+
+Spark's stateful operator for Python pays a cost per group and micro-batch (the
+group's rows become their own pandas frame, the state server is told the group and
+asked for the group's value, the value is written back), whatever the group holds; with
+many keys a batch it adds up (BENCHMARKS.md: 3.9x at 10,000 keys). For a kernel whose
+state per key is a handful of numbers (the pane partials of `panes`), such a
+query groups its rows by `bucket = hash(key) mod plan.streaming.KEY_BUCKETS`
+(`engine/streaming.py`, in Spark, whose hash gives every NaN one value and `-0.0` that
+of `0.0`, as its grouping does), and one stored value per bucket holds the stream state
+of each of its keys (`BucketState`).
+
+(Pane partials reduced where the rows are read, late rows counted, keep a bucket's keys
+and panes in two tables instead and handle them all at once: `pane_buckets`.)
+
+Inside a bucket every key is handled exactly as the per-key operator handles it
+(`StreamKernel`: its late rows split off, its rows fed, its own timer kept): the rows
+of each key that has some, then each key whose timer the watermark has reached (in a
+batch where the bucket has rows, and when the bucket's one timer, the earliest of its
+keys' timers, fires). So the rows written are the per-key operator's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..codecs.grouping import Key, canonical, normalized
+from ..windows.resumable import KernelState
+from .operator import (
+    StreamKernel,
+    StreamState,
+    check_stored,
+    late_past_filter,
+    table_bytes,
+    table_of,
+)
+
+BUCKET_STATE_VERSION = 1
+KERNEL = "kernel"
+PENDING = "pending"
+FED = "fed"
+TIMER = "timer"
+_SPEC_KEY = b"wisp_spec"
+_VERSION_KEY = b"wisp_bucket_version"
+
+@dataclass
+class Entry:
+    """One key of a bucket: its key values (as the table's key columns hold them), its
+    stream state and its timer (watermark ms, or None)."""
+
+    values: dict[str, Any]
+    state: StreamState
+    timer: int | None
+
+
+@dataclass
+class BucketState:
+    """The keys of one bucket, by their canonical key (`canonical`)."""
+
+    entries: dict[Key, Entry] = field(default_factory=dict)
+
+    def timer(self) -> int | None:
+        """The bucket's timer: its keys' earliest."""
+        timers = [e.timer for e in self.entries.values() if e.timer is not None]
+        return min(timers) if timers else None
+
+
+@dataclass(frozen=True)
+class BucketStep:
+    """What one handler call of a bucket gives: each key's late rows with their reason
+    (under `on_late="emit"`), the output batches, the new state and its timer."""
+
+    late: list[tuple[pa.Table, str]]
+    outputs: list[pa.RecordBatch]
+    state: BucketState
+    timer: int | None
+
+
+@dataclass(frozen=True)
+class KeyBuckets:
+    """The stream logic of one bucket: `stream` is each key's logic, `keys` the key
+    columns of the kernel's input (`key_schema` their types)."""
+
+    stream: StreamKernel
+    key_schema: pa.Schema
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.key_schema.names)
+
+    def on_rows(self, stored: BucketState | None, table: pa.Table, watermark_ms: int,
+                emit_late: bool) -> BucketStep:
+        """A micro-batch's rows of the bucket (key columns included), then every other
+        key of the bucket whose timer the watermark has reached."""
+        state = BucketState() if stored is None else stored
+        late: list[tuple[pa.Table, str]] = []
+        outputs: list[pa.RecordBatch] = []
+        touched: set[Key] = set()
+        for key, values, rows in self.split(table):
+            touched.add(key)
+            entry = state.entries.get(key)
+            before = None if entry is None else entry.state
+            rows, late_rows = self.stream.split_late(before, rows)
+            if late_rows.num_rows:
+                if not emit_late:  # Spark's filter let a late row through
+                    raise late_past_filter(late_rows.num_rows)
+                assert before is not None
+                late.append((late_rows, self.stream.late_reason(before)))
+            out, after, timer = self.stream.on_rows(before, rows, watermark_ms)
+            outputs += out
+            state.entries[key] = Entry(values, after, timer)
+        outputs += self.due(state, watermark_ms, touched)
+        return BucketStep(late, outputs, state, state.timer())
+
+    def on_timer(self, stored: BucketState | None, watermark_ms: int) -> BucketStep:
+        """The bucket's timer fired: every key whose timer the watermark has reached."""
+        state = BucketState() if stored is None else stored
+        outputs = self.due(state, watermark_ms, set())
+        return BucketStep([], outputs, state, state.timer())
+
+    def due(self, state: BucketState, watermark_ms: int, skip: set[Key]
+            ) -> list[pa.RecordBatch]:
+        """Run the timer of each key (not in `skip`) whose timer is at or below the
+        watermark, as the per-key operator's timer handler does."""
+        outputs: list[pa.RecordBatch] = []
+        for key, entry in state.entries.items():
+            if key in skip or entry.timer is None or entry.timer > watermark_ms:
+                continue
+            out, after, timer = self.stream.on_timer(entry.state, watermark_ms)
+            outputs += out
+            state.entries[key] = Entry(entry.values, after, timer)
+        return outputs
+
+    def split(self, table: pa.Table) -> Iterator[tuple[Key, dict[str, Any], pa.Table]]:
+        """The table's rows per key, in the order the keys first appear: the canonical
+        key, the key's values, its rows."""
+        if table.num_rows == 0:
+            return
+        keys = normalized(table.select(self.keys))
+        for name in self.keys:  # the rows carry the key as Spark groups it
+            table = table.set_column(table.schema.get_field_index(name),
+                                     table.schema.field(name), keys.column(name))
+        numbered = keys.append_column("__wisp_row", pa.array(np.arange(table.num_rows)))
+        groups = numbered.group_by(self.keys, use_threads=False).aggregate(
+            [("__wisp_row", "list")])
+        found = groups.select(self.keys).to_pylist()
+        members = groups.column("__wisp_row_list").combine_chunks()
+        offsets = members.offsets.to_numpy()
+        rows = members.values.to_numpy()
+        grouped = table.take(pa.array(rows))  # each key's rows together, in input order
+        for g in np.argsort(rows[offsets[:-1]], kind="stable"):  # keys as they come
+            values = found[g]
+            yield (canonical(tuple(values.values())), values,
+                   grouped.slice(offsets[g], offsets[g + 1] - offsets[g]))
+
+    # ------------------------------------------------------------- stored form
+
+    def to_bytes(self, state: BucketState) -> bytes:
+        """The bucket's keys as one Arrow IPC table: the key columns, each key's kernel
+        state bytes, its waiting rows' bytes (null: none), `fed` and its timer; the
+        state format and the query's spec hash in the schema's metadata."""
+        entries = list(state.entries.values())
+        columns: dict[str, pa.Array] = {
+            name: pa.array([e.values[name] for e in entries], self.key_schema.field(name).type)
+            for name in self.keys}
+        columns[KERNEL] = pa.array(
+            [None if e.state.kernel is None else e.state.kernel.to_bytes() for e in entries],
+            pa.binary())
+        columns[PENDING] = pa.array(
+            [None if e.state.pending.num_rows == 0 else table_bytes(e.state.pending)
+             for e in entries], pa.binary())
+        columns[FED] = pa.array([e.state.fed for e in entries], pa.int64())
+        columns[TIMER] = pa.array([e.timer for e in entries], pa.int64())
+        table = pa.table(columns).replace_schema_metadata({
+            _VERSION_KEY: str(BUCKET_STATE_VERSION).encode(),
+            _SPEC_KEY: self.stream.spec.encode()})
+        return table_bytes(table)
+
+    def from_bytes(self, blob: bytes) -> BucketState:
+        """The state `to_bytes` wrote; state made for another query is refused."""
+        table = pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
+        metadata = table.schema.metadata or {}
+        check_stored(metadata.get(_VERSION_KEY, b"?").decode(), BUCKET_STATE_VERSION,
+                     metadata.get(_SPEC_KEY, b"").decode(), self.stream.spec)
+        state = BucketState()
+        keys = table.select(self.keys).to_pylist()
+        kernels = table.column(KERNEL).to_pylist()
+        pendings = table.column(PENDING).to_pylist()
+        feds = table.column(FED).to_pylist()
+        timers = table.column(TIMER).to_pylist()
+        empty = self.stream.schema.empty_table()
+        for values, kernel, pending, fed, timer in zip(keys, kernels, pendings, feds,
+                                                       timers, strict=True):
+            stream_state = StreamState(
+                None if kernel is None else KernelState.from_bytes(kernel),
+                empty if pending is None else table_of(pending), int(fed))
+            state.entries[canonical(tuple(values.values()))] = Entry(values, stream_state,
+                                                                     timer)
+        return state
+
+    def pending_rows(self, state: BucketState) -> int:
+        """The rows waiting in the bucket's keys' states."""
+        return sum(e.state.pending.num_rows for e in state.entries.values())

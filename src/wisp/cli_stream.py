@@ -68,7 +68,7 @@ def refuse_stream_flags(args: StreamArgs) -> None:
         raise BadInput(f"`{flag}` must be given only with --stream, found {found}")
 
 
-def lateness_value(text: str) -> object:
+def lateness_value(text: str) -> str | int | Decimal:
     """`--lateness` as `ws.events` takes it: a number for numeric time (an integer, or a
     decimal for float and decimal time), else the duration text ("30s")."""
     if _NUMBER.fullmatch(text.strip()) is None:

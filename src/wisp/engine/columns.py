@@ -152,11 +152,20 @@ def too_far_ahead(events: Events) -> Column | None:
             > F.lit(ahead))
 
 
-def interval_guarded(events: Events, observation: Observation,
-                     end_message: str | Column) -> DataFrame:
+def end_message(events: Events) -> Column:
+    """The error of a row whose end is before its time, showing both values."""
+    assert events.end is not None
+    return F.concat(
+        F.lit(f"WispError: `end` column {events.end!r} must not be before the `time` column "
+              f"{events.time.name!r}, found end "),
+        col(events.end).cast("string"), F.lit(" < time "),
+        col(events.time.name).cast("string"))
+
+
+def interval_guarded(events: Events, observation: Observation) -> DataFrame:
     """`guarded`, and for interval events a row whose end is before its time fails the
-    query with `end_message`, as a null time does."""
+    query (`end_message`), as a null time does."""
     df = guarded(events, observation)
     if events.end is None:
         return df
-    return fail_where(df, col(events.end) < col(events.time.name), end_message)
+    return fail_where(df, col(events.end) < col(events.time.name), end_message(events))

@@ -545,7 +545,25 @@ class CountByStartTime(Window):
 @dataclass(frozen=True)
 class Sliding(Window):
     """Sliding window with an eviction policy and a trigger policy (`Count`, `Time`,
-    `Delta`). Output: `time` = the trigger's time."""
+    `Delta`), replayed per key tuple by tuple in arrival order (`order`, else time).
+    The clock is the newest time seen in the key.
+
+    Closed side: both ends of the window are included; the eviction policy says which
+    tuples it holds. `Count(n)`: the last `n` tuples to arrive. `Time(t)`: the tuples at
+    most `t` older than the clock (`clock - time <= t`: a tuple exactly `t` old stays;
+    an arriving tuple is always inserted, even a late one). `Delta(attr, d)`: the
+    arriving tuple evicts every tuple `w` with `new.attr - w.attr > d` (strict), so
+    `new.attr - w.attr <= d` stays. A count or time trigger fires after the arriving
+    tuple is inserted (it is in the window); a `Delta` trigger fires on the window the
+    previous arrival left (the arriving tuple is not in it); a `Time(t, align)` firing
+    at `align + k*t` holds every arrival whose clock is at or before it. Nothing is
+    emitted before the window is first full unless `partial=True` (a time trigger always
+    emits).
+
+    Output: one row per firing; `time` = the trigger's time (the clock at the arrival
+    that fired it, or the time firing's instant); `window_start`/`window_end` = the
+    times of the window's first and last tuples in arrival order (both inclusive; null
+    for an empty window)."""
 
     evict: SlidingPolicy
     trigger: SlidingPolicy = field(default_factory=lambda: Count(1))
@@ -672,7 +690,23 @@ class Since(Window):
 
 @dataclass(frozen=True)
 class Trailing(Window):
-    """The current tick period and the `n - 1` before it. Output: `time` = input time."""
+    """One row per event: the event's tick period and the `n - 1` periods before it, up
+    to and including the event (`tick` as in `Since`; `Trailing(1, tick)` is
+    `Since(tick, emit="events")`). The aggregates are null while fewer than `n - 1`
+    ticks of the key lie strictly before the event, unless `partial=True` (the periods
+    that exist).
+
+    Closed side: a boolean tick's row closes its period (a period ends with its tick row
+    included, the next starts after it), and the window runs from the first event after
+    the tick row `n` periods back through the event, both included. A calendar tick's
+    periods are `(previous tick, tick]`: the window is `(window_start, the event's
+    time]`, open on the left at the tick before its first period (`n` periods back),
+    closed on the right.
+
+    Output: `time` = the event's time; `window_start`/`window_end` = the times of the
+    window's first and last events (both inclusive) for a boolean tick; for a calendar
+    tick, the tick before the window's first period (exclusive) and the event's time
+    (inclusive)."""
 
     n: int
     tick: Tick

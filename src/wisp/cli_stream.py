@@ -304,7 +304,7 @@ SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 def stream_session(master: str | None) -> SparkSession:
     """`cli_session` without the console progress bar. A local session started here
     runs a stream's state in one partition per core instead of Spark's default 200
-    (each partition of each micro-batch opens its state store: seconds per batch),
+    (each partition of each micro-batch opens its state store, a cost per partition),
     unless `spark.sql.shuffle.partitions` was set; a stream keeps the number it
     started with in its checkpoint."""
     from pyspark.sql import SparkSession

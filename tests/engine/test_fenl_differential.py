@@ -1,4 +1,4 @@
-"""`Since` and `Trailing` on Spark against the brute-force oracle (tests/oracle_fenl.py)
+"""`Since` and `Trailing` on Spark against the brute-force oracle (tests/oracle_periods.py)
 on random data: several keys (a null key among them) starting at different times, ties
 in time, out-of-order rows, null and NaN values, predicate ticks with nulls, calendar
 ticks in zones with DST changes and a +05:45 offset, pre-1970 and far-future times."""
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import assert_rows_match, sort_output
-from oracle_fenl import (
+from oracle_periods import (
     calendar_ticks,
     since_calendar,
     since_predicate,

@@ -68,7 +68,7 @@ def refuse_stream_flags(args: StreamArgs) -> None:
         raise BadInput(f"`{flag}` must be given only with --stream, found {found}")
 
 
-def lateness_value(text: str) -> object:
+def lateness_value(text: str) -> str | int | Decimal:
     """`--lateness` as `ws.events` takes it: a number for numeric time (an integer, or a
     decimal for float and decimal time), else the duration text ("30s")."""
     if _NUMBER.fullmatch(text.strip()) is None:
@@ -304,7 +304,7 @@ SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 def stream_session(master: str | None) -> SparkSession:
     """`cli_session` without the console progress bar. A local session started here
     runs a stream's state in one partition per core instead of Spark's default 200
-    (each partition of each micro-batch opens its state store: seconds per batch),
+    (each partition of each micro-batch opens its state store, a cost per partition),
     unless `spark.sql.shuffle.partitions` was set; a stream keeps the number it
     started with in its checkpoint."""
     from pyspark.sql import SparkSession

@@ -38,6 +38,7 @@ from .errors import bad_value
 from .plot import plot_events
 from .spec.aggregates import Aggregation
 from .spec.features import feature_set
+from .spec.time import Duration
 from .spec.windows import Window
 from .windowed import WindowedEvents, run
 
@@ -65,7 +66,7 @@ class Events(binding.Events):
         return run(self, None, aggregations, strategy)
 
     def features(self, windows: Mapping[str, Window | None], *aggregations: Aggregation,
-                 at: object = None, include_current: bool = False,
+                 at: Events | DataFrame | None = None, include_current: bool = False,
                  strategy: str | None = None) -> DataFrame:
         """A feature set: the same aggregations over several windows, evaluated at every
         event, in one pass (one shuffle and one sort of the events, one kernel walk of
@@ -111,8 +112,8 @@ class Events(binding.Events):
 
 def events(df: DataFrame, time: str, *, end: str | None = None,
            key: str | Sequence[str] | None = None, order: str | None = None,
-           on_null_time: NullTimePolicy = "error", lateness: Any = None,
-           on_late: LatePolicy = "count", max_future: Any = None) -> Events:
+           on_null_time: NullTimePolicy = "error", lateness: Duration | None = None,
+           on_late: LatePolicy = "count", max_future: Duration | None = None) -> Events:
     """Bind `df`'s columns to event roles.
 
     `time`: a timestamp, timestamp_ntz, date, integer, decimal or float column.
@@ -141,7 +142,7 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
 
 
 def from_edges(df: DataFrame, time: str, *, edge: str, id: str,
-               key: str | Sequence[str] | None = None, lateness: Any = None,
+               key: str | Sequence[str] | None = None, lateness: Duration | None = None,
                on_late: LatePolicy = "count") -> Events:
     """Interval events from start/end edge rows.
 

@@ -19,7 +19,7 @@ from .plan.source import ROCKSDB, STATE_STORE
 
 UNCAPPED_ARROW_BATCH_BYTES = 2**31 - 1
 """Spark's largest int: the one value of `ARROW_BATCH_BYTES` that turns the per-row measure
-off (about a fifth of an Arrow strategy's time on 1M narrow events; BENCHMARKS.md)."""
+off (a sizeable share of an Arrow strategy's time on narrow events; BENCHMARKS.md)."""
 
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 

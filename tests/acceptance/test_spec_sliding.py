@@ -1,7 +1,7 @@
 """The sliding-window examples of the policy-window document, with expected outputs
 worked out by hand from its text, and the transcripts of tests/acceptance/
 spl_transcripts.json (window contents after every arrival and every firing, written by
-hand) checked against both the engine and the literal simulation of tests/oracle_spl.py.
+hand) checked against both the engine and the literal simulation of tests/oracle_policies.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle_spl import trace
+from oracle_policies import trace
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 

@@ -389,7 +389,7 @@ def test_point_event_windows_refuse_interval_events(df: DataFrame, window: Windo
 
 @pytest.mark.parametrize("window", [ws.Hopping(10, 5), ws.Tumbling(10), ws.Snapshot(),
                                     ws.CountByStartTime(2)], ids=lambda w: w.kind)
-def test_streaminsight_windows_refuse_float_time(df: DataFrame, window: Window) -> None:
+def test_interval_windows_refuse_float_time(df: DataFrame, window: Window) -> None:
     ev = ws.events(df, time="v", key="k")
     with pytest.raises(WispUnsupportedError) as caught:
         ev.window(window).agg(ws.count())

@@ -13,9 +13,9 @@ import pytest
 from oracle import assert_rows_match, cumulative, range_window, rows_window, sort_output
 from oracle_dynamic import dynamic_window
 from oracle_dynamic import sessions as oracle_sessions
-from oracle_fenl import since_calendar, since_predicate, trailing_calendar
 from oracle_intervals import count_by_start_time, hopping, snapshot
-from oracle_spl import spl_window
+from oracle_periods import since_calendar, since_predicate, trailing_calendar
+from oracle_policies import spl_window
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 

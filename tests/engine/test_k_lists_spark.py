@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from oracle import assert_rows_match, cumulative, range_window, rows_window, sort_output
 from oracle_dynamic import sessions as oracle_sessions
 from oracle_intervals import hopping as oracle_hopping
-from oracle_spl import spl_window
+from oracle_policies import spl_window
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 

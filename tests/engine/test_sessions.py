@@ -186,7 +186,8 @@ def test_interval_events_extend_sessions_by_their_lifetime(spark: SparkSession) 
 def test_end_before_time_fails_the_query(spark: SparkSession) -> None:
     df = spark.createDataFrame([(0, 5), (10, 9)], "t long, e long")
     result = ws.events(df, time="t", end="e").window(ws.Session(5)).agg(ws.count())
-    with pytest.raises(Exception, match="`end` column 'e' must not be before `time`"):
+    with pytest.raises(Exception, match="`end` column 'e' must not be before the `time` "
+                       "column 't', found end 9 < time 10"):
         result.collect()
 
 

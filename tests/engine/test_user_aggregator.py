@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from oracle import assert_rows_match, cumulative, range_window, rows_window, sort_output
 from oracle_dynamic import clock_anchors, dynamic_window
 from oracle_dynamic import sessions as oracle_sessions
-from oracle_fenl import since_calendar, since_predicate, trailing_predicate
 from oracle_intervals import count_by_start_time as oracle_count_windows
 from oracle_intervals import hopping as oracle_hopping
 from oracle_intervals import snapshot as oracle_snapshot
-from oracle_spl import spl_window
+from oracle_periods import since_calendar, since_predicate, trailing_predicate
+from oracle_policies import spl_window
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 

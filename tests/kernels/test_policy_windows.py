@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle_spl import simulate
+from oracle_policies import simulate
 
 import wisp as ws
 from wisp.kernels import policies as k

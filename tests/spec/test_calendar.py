@@ -9,7 +9,7 @@ import zoneinfo
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle_fenl import calendar_ticks
+from oracle_periods import calendar_ticks
 
 from wisp.errors import WispInputError
 from wisp.spec.calendar import (

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
 from oracle import assert_rows_match, sort_output
-from oracle_fenl import since_calendar, trailing_calendar, trailing_predicate
+from oracle_periods import since_calendar, trailing_calendar, trailing_predicate
 from simulator import Simulation, simulate
 from test_stream_simulated import check_late, flagged
 

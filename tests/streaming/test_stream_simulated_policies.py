@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
-from oracle_spl import spl_window
+from oracle_policies import spl_window
 from simulator import Simulation, simulate
 from test_stream_simulated import AGGS, JOBS, OUTPUT, SECOND, assert_same, check_late
 

@@ -29,9 +29,8 @@ from ..plan.calendar_windows import (
 )
 from ..runtime.codecs.arrays import DAY
 from ..spec.calendar import CALENDAR_MAX_US, CALENDAR_MIN_US, OUTSIDE_YEARS
-from .columns import col, fail_where, output_time_type
+from .columns import col, fail_where, interval_guarded, output_time_type
 from .compiler import Query, compiler_for, compiles
-from .intervals import interval_guarded
 from .native import kind_ticks, time_from_ticks
 
 GUESS = "__wisp_unit_guess"

@@ -93,7 +93,7 @@ def whole_input(df: DataFrame, aggregate: Column) -> Column:
 def counted_where(condition: Column) -> Column:
     """The number of rows where `condition` holds, as an aggregate for an observation.
     Spark rewrites `count_if` through a common-expression projection that made an
-    observed scan of 10M events cost 0.26 s more than the bare scan; counting the
+    observed scan measurably slower than the bare scan (BENCHMARKS.md); counting the
     non-null values of `when(condition, 1)` costs what counting every row does."""
     return F.count(F.when(condition, F.lit(1)))
 
@@ -114,9 +114,9 @@ def guarded(events: Events, observation: Observation) -> DataFrame:
 
     Only under "drop" does the query count its rows (`observation` gets rows_in and
     rejected_null_time as the scan reads them). Under "error" no row can be dropped, so
-    the query carries no counter, and `wisp.report` counts the input when asked: on
-    1M events the observation cost 0.065 s of a 0.47 s running sum and 0.023 s of a
-    0.48 s `Tumbling(Count(1 000))`, on every run."""
+    the query carries no counter, and `wisp.report` counts the input when asked: the
+    observation would cost a cheap query (a running sum, a `Tumbling(Count(1 000))`) a
+    noticeable share of its time on every run."""
     missing = is_missing_time(events.time)
     future = too_far_ahead(events)
     if events.on_null_time == "drop":
@@ -152,11 +152,20 @@ def too_far_ahead(events: Events) -> Column | None:
             > F.lit(ahead))
 
 
-def interval_guarded(events: Events, observation: Observation,
-                     end_message: str | Column) -> DataFrame:
+def end_message(events: Events) -> Column:
+    """The error of a row whose end is before its time, showing both values."""
+    assert events.end is not None
+    return F.concat(
+        F.lit(f"WispError: `end` column {events.end!r} must not be before the `time` column "
+              f"{events.time.name!r}, found end "),
+        col(events.end).cast("string"), F.lit(" < time "),
+        col(events.time.name).cast("string"))
+
+
+def interval_guarded(events: Events, observation: Observation) -> DataFrame:
     """`guarded`, and for interval events a row whose end is before its time fails the
-    query with `end_message`, as a null time does."""
+    query (`end_message`), as a null time does."""
     df = guarded(events, observation)
     if events.end is None:
         return df
-    return fail_where(df, col(events.end) < col(events.time.name), end_message)
+    return fail_where(df, col(events.end) < col(events.time.name), end_message(events))

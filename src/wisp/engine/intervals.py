@@ -10,7 +10,7 @@ made per (event, window) pair.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..binding import Events
@@ -19,28 +19,9 @@ from ..runtime.aggregates.partials import partial_of
 from ..runtime.streaming.panes import PaneKernel
 from ..runtime.windows.hopping import HORIZON_END, HORIZON_START
 from ..runtime.windows.interval_kernels import interval_kernel
-from .columns import col, guarded, whole_input
-from .columns import interval_guarded as checked_intervals
+from .columns import col, interval_guarded, whole_input
 from .compiler import KeyedKernel, Query, compiles, keyed_kernel
 from .layout import aggregate_jobs, arrow_schema, mapped, output_fields
-
-
-def end_message(events: Events) -> Column:
-    """The error of a row whose end is before its time, showing both values."""
-    assert events.end is not None
-    return F.concat(
-        F.lit(f"WispError: `end` column {events.end!r} must not be before the `time` column "
-              f"{events.time.name!r}, found end "),
-        col(events.end).cast("string"), F.lit(" < time "),
-        col(events.time.name).cast("string"))
-
-
-def interval_guarded(events: Events, observation: Observation) -> DataFrame:
-    """`guarded` plus the interval check: a row whose end is before its time fails the
-    query, as a null time does."""
-    if events.end is None:
-        return guarded(events, observation)
-    return checked_intervals(events, observation, end_message(events))
 
 
 def needs_horizon(events: Events, window: IntervalWindow, per_window: bool) -> bool:

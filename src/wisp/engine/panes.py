@@ -40,9 +40,9 @@ from ..runtime.windows.hopping import HORIZON_END, HORIZON_START
 from ..runtime.windows.interval_kernels import interval_kernel
 from ..spec import aggregates as agg
 from ..spec.aggregates import Aggregation
-from .columns import col, data_error, grid_floor, or_fail
+from .columns import col, data_error, grid_floor, interval_guarded, or_fail
 from .compiler import Query, compiles
-from .intervals import interval_guarded, needs_horizon, with_horizon
+from .intervals import needs_horizon, with_horizon
 from .layout import arrow_schema, arrow_type, bound_fields, mapped_by_key
 from .native import time_from_ticks, time_ticks
 

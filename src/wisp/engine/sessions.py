@@ -45,17 +45,12 @@ def gap_message(events: Events, shown: str) -> Column:
         col(events.time.name).cast("string"))
 
 
-def end_message(events: Events) -> str:
-    return (f"WispError: `end` column {events.end!r} must not be before `time` column "
-            f"{events.time.name!r}, found an event whose end is before its time")
-
-
 @keyed_kernel(SessionsPlan)
 def sessions_kernel(plan: SessionsPlan, query: Query) -> KeyedKernel:
     """The session kernel and its input."""
     events = query.events
     keys = list(events.key)
-    df = interval_guarded(events, query.observation, end_message(events))
+    df = interval_guarded(events, query.observation)
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan)]))
     if events.end is not None:
         df = df.withColumn(END, col(events.end))

@@ -12,8 +12,7 @@ from pyspark.sql import DataFrame, Observation
 
 from ..binding import Events
 from ..runtime.windows.snapping import SnapKernel
-from .columns import col
-from .intervals import interval_guarded
+from .columns import col, interval_guarded
 from .layout import arrow_type, map_columns
 
 

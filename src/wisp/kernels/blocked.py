@@ -71,8 +71,8 @@ def _grid(leaves: State, monoid: Monoid, block: int, offset: int, left: IntArray
 
 NARROW = 32
 """Frames at most this wide are aggregated position by position (one vectorised pass
-per position of the widest frame): cheaper than the grids up to about 64 positions
-(measured on 8,192 frames: 0.57 ms against 1.09 ms at 32)."""
+per position of the widest frame): cheaper than the grids up to about 64 positions,
+as measured."""
 
 
 def _narrow(leaves: State, lo: IntArray, hi: IntArray, monoid: Monoid, out: State

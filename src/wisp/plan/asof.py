@@ -35,10 +35,6 @@ class Side:
     on_null_time: NullTimePolicy | None = None
 
     @property
-    def is_events(self) -> bool:
-        return self.on_null_time is not None
-
-    @property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 from decimal import Decimal
 
 from ..errors import bad_value
@@ -9,6 +10,7 @@ from ..spec.time import (
     MICROS_PER_UNIT,
     TICK_LIMIT,
     duration_to_ticks,
+    instant_to_micros,
     is_time_duration,
 )
 from .source import TimeColumn
@@ -61,3 +63,23 @@ def resolve_bound(value: object, time: TimeColumn, param: str) -> int | float:
         raise bad_value(param, f"a duration within the 64-bit tick range (at most 2^63 - 1 "
                         f"ticks{unit})", value)
     return ticks
+
+
+def resolve_instant(value: object, time: TimeColumn, param: str) -> int | float:
+    """An instant (a window's or a policy's `align`, a clock's `start` and `end`) in
+    ticks of `time`'s column: a datetime or a date for timestamp and date time (a date or
+    a midnight for date time), a number for numeric time (checked as `resolve_duration`
+    checks a duration: whole for integer time, at most `scale` decimal places for
+    decimal time; a float for float time)."""
+    column = f"{time.kind} time column {time.name!r}"
+    if time.uses_time_units:
+        if not isinstance(value, (_dt.datetime, _dt.date)):
+            raise bad_value(param, f"a datetime or a date for {column}", value)
+        micros = instant_to_micros(value, param)
+        if time.kind == "date" and micros % DAY:
+            raise bad_value(param, f"a date or a midnight for {column}", value)
+        return micros
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise bad_value(param, f"a number for {column}", value)
+    ticks = resolve_duration(value, time, param)
+    return float(ticks) if time.kind == "float" else ticks

@@ -7,17 +7,14 @@ times (a sort-based sweep: no join, no cross product).
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from dataclasses import dataclass
-from decimal import Decimal
 
 from ..errors import WispUnsupportedError, bad_value
 from ..spec.limits import MAX_TICKS, too_many_ticks
-from ..spec.time import instant_to_micros
 from ..spec.windows import Clock, Dynamic
 from .aggregations import check_strategy, refuse_interval_events
-from .durations import resolve_duration
+from .durations import resolve_duration, resolve_instant
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
 from .source import (
@@ -89,20 +86,6 @@ class DynamicPlan(Plan):
                 "have any size and need not move monotonically: O((n + m) log n)); "
                 "aggregates over all frames at once (prefix sums and a disjoint sparse "
                 f"table); {check}.")
-
-
-def resolve_instant(value: object, time: TimeColumn, param: str) -> int | float:
-    """An instant (`Clock`'s start, end, align) in ticks of `time`'s column."""
-    if time.uses_time_units:
-        if not isinstance(value, (_dt.datetime, _dt.date)):
-            raise bad_value(param, f"a datetime or a date for {time.kind} time column "
-                            f"{time.name!r}", value)
-        return instant_to_micros(value, param)
-    if not isinstance(value, (int, float, Decimal)) or isinstance(value, bool):
-        raise bad_value(param, f"a number for {time.kind} time column {time.name!r}", value)
-    if value == 0:
-        return 0.0 if time.kind == "float" else 0
-    return resolve_duration(value, time, param)
 
 
 def _bound(inputs: Inputs, window: Dynamic, param: str, anchors: Source | None) -> Bound:

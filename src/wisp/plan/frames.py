@@ -169,8 +169,8 @@ def native_rows(inputs: Inputs, frame: RowsFrame,
                 resolved: tuple[ResolvedAggregation, ...]) -> bool:
     """Whether Spark's own sliding frame runs `frame`: a narrow frame with an exact
     native form (`_native_form`), on a session that measures every Arrow batch row by
-    row. Without that measure the kernel costs less at every width measured (w = 10:
-    0.66 s against 0.73 s on 1M events, 4.91 s against 6.53 s on 10M; BENCHMARKS.md)."""
+    row. Without that measure the kernel costs less at every width measured
+    (BENCHMARKS.md)."""
     return _native_form(frame, resolved) and inputs.settings.arrow_batches_measured
 
 

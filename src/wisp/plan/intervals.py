@@ -13,17 +13,14 @@ are equal, and aggregates each member set once.
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import ClassVar
 
 from ..errors import WispUnsupportedError, bad_value
-from ..spec.time import instant_to_micros
 from ..spec.windows import CountByStartTime, Hopping, Snapshot, Tumbling
 from .aggregations import grouped_blocker
-from .durations import DAY, resolve_duration
+from .durations import DAY, resolve_duration, resolve_instant
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
 from .source import (
@@ -201,22 +198,7 @@ def _check(source: Source, strategy: str | None, kind: str) -> None:
 
 def resolve_align(value: object, time: TimeColumn) -> int:
     """The alignment instant in ticks of `time`'s column (the epoch / 0 by default)."""
-    if value is None:
-        return 0
-    if time.uses_time_units:
-        if not isinstance(value, (_dt.datetime, _dt.date)):
-            raise bad_value("align", f"a datetime or a date for {time.kind} time column "
-                            f"{time.name!r}", value)
-        ticks = instant_to_micros(value, "align")
-        if time.kind == "date" and ticks % DAY:
-            raise bad_value("align", f"a midnight for date time column {time.name!r}", value)
-        return ticks
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-        raise bad_value("align", f"a number for {time.kind} time column {time.name!r}",
-                        value)
-    if value == 0:
-        return 0
-    return int(resolve_duration(value, time, "align"))
+    return 0 if value is None else int(resolve_instant(value, time, "align"))
 
 
 def _positive(value: object, time: TimeColumn, param: str) -> int:

@@ -12,16 +12,13 @@ other columns.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
-from decimal import Decimal
 
 from ..errors import WispUnsupportedError, bad_value
 from ..spec.policies import Count, Delta, Policy, Punctuation, Time
-from ..spec.time import instant_to_micros
 from ..spec.windows import Sliding, Tumbling
 from .aggregations import accumulated, grouped_blocker, refuse_interval_events, refuse_lifetimes
-from .durations import DAY, resolve_duration
+from .durations import DAY, resolve_duration, resolve_instant
 from .frames import RowsFrame, native_frames_plan, native_rows
 from .nodes import Plan, ResolvedAggregation
 from .registry import rule
@@ -130,32 +127,8 @@ def arrival_columns(source: Source) -> tuple[str, ...]:
 
 
 def resolve_align(align: object, time: TimeColumn) -> int | float:
-    """A time trigger's phase in ticks: an instant (datetime or date) for timestamp and
-    date time (midnight for date time), a number for numeric time; None = the epoch/0."""
-    if align is None:
-        return 0
-    column = f"{time.kind} time column {time.name!r}"
-    if time.uses_time_units:
-        if not isinstance(align, (dt.datetime, dt.date)):
-            raise bad_value("align", f"a datetime or a date for {column}", align)
-        micros = instant_to_micros(align, "align")
-        if time.kind == "date" and micros % DAY:
-            raise bad_value("align", f"a date or a midnight for {column}", align)
-        return micros
-    if isinstance(align, (dt.datetime, dt.date, bool)) or \
-            not isinstance(align, (int, float, Decimal)):
-        raise bad_value("align", f"a number for {column}", align)
-    if time.kind == "integer":
-        if align != int(align):
-            raise bad_value("align", f"a whole number for {column}", align)
-        return int(align)
-    if time.kind == "decimal":
-        scaled = Decimal(str(align)) * (Decimal(10) ** time.scale)
-        if scaled != scaled.to_integral_value():
-            raise bad_value("align", f"a number with at most {time.scale} decimal places "
-                            f"for {column}", align)
-        return int(scaled)
-    return float(align)
+    """A time trigger's phase in ticks (`resolve_instant`); None = the epoch/0."""
+    return 0 if align is None else resolve_instant(align, time, "align")
 
 
 def _attribute(source: Source, attr: str, role: str) -> TimeColumn:

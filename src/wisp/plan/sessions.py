@@ -99,6 +99,7 @@ def _gap_column(inputs: Inputs, window: Session) -> ExprRef:
                         "none)", window.gap)
     fields = source.types()
     if window.gap_kind == "column":
+        assert isinstance(window.gap, str)
         if window.gap not in fields:
             hint = did_you_mean(window.gap, fields).strip(" ()")
             raise bad_value("gap", f"a duration or a column of the DataFrame (columns: "

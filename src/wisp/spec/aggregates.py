@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import WispInputError, bad_value
+from .time import Duration
 
 ValueClasses = tuple[str, ...]
 """Value classes of input columns (`plan.source.value_class`): "none" (no column),
@@ -245,7 +246,7 @@ class Aggregation:
     q: float | None = None
     """quantile: the probability in [0, 1]."""
     interpolation: str = "linear"
-    half_life: Any = None
+    half_life: Duration | None = None
     """ewm_mean: the half-life, a duration (or a number for numeric time)."""
     min_count: int = 0
     """The result is null unless the window holds at least this many non-null values."""
@@ -467,7 +468,7 @@ def min_by(col: str, by: str, *, min_count: int | None = None) -> Aggregation:
                        min_count=_min_count(min_count))
 
 
-def ewm_mean(col: str, *, half_life: Any, min_count: int | None = None) -> Aggregation:
+def ewm_mean(col: str, *, half_life: Duration, min_count: int | None = None) -> Aggregation:
     """Time-decayed mean of the non-null values so far, at each row time `t`:
     `sum(w_i * x_i) / sum(w_i)` with `w_i = 0.5 ** ((t - t_i) / half_life)` over the
     non-null rows `i` up to and including the row (rows at the same time weigh alike).

@@ -26,10 +26,9 @@ import zoneinfo
 from collections.abc import Iterator
 
 from ..errors import WispInputError, bad_value
+from .time import EPOCH, instant_to_micros
 from .windows import CalendarTick, check_cron
 
-EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-MICRO = _dt.timedelta(microseconds=1)
 CHUNK = 1 << 45  # about 407 days of microseconds: ticks are computed and cached per chunk
 _MARGIN = _dt.timedelta(days=2)  # more than any UTC offset change
 _SEARCH_CHUNKS = 12  # about 13 years: the longest gap between ticks of a valid expression
@@ -41,11 +40,6 @@ _MIN_US, _MAX_US = CALENDAR_MIN_US, CALENDAR_MAX_US
 def to_local(us: int, tz: str) -> _dt.datetime:
     """The local wall-clock time (naive) of instant `us` in `tz`."""
     return (EPOCH + _dt.timedelta(microseconds=us)).astimezone(_zone(tz)).replace(tzinfo=None)
-
-
-def to_micros(moment: _dt.datetime) -> int:
-    """An aware datetime as microseconds since the epoch."""
-    return (moment - EPOCH) // MICRO
 
 
 @functools.lru_cache(maxsize=64)
@@ -74,8 +68,8 @@ def resolve(local: _dt.datetime, tz: str, repeats: bool) -> list[int]:
     when the clock shows it twice (only the first unless `repeats`); for a time skipped
     by a jump forward, the instant of the jump."""
     zone = _zone(tz)
-    first = to_micros(local.replace(tzinfo=zone, fold=0))
-    second = to_micros(local.replace(tzinfo=zone, fold=1))
+    first = instant_to_micros(local.replace(tzinfo=zone, fold=0), "tick")
+    second = instant_to_micros(local.replace(tzinfo=zone, fold=1), "tick")
     if first == second:
         return [first]
     if first < second:  # shown twice: the clock went back

@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import WispUnsupportedError, bad_value
-from .windows import CalendarTick, Range, Rows, Since, Trailing, Window, check_flag
+from .windows import (
+    CalendarTick,
+    EventTable,
+    Range,
+    Rows,
+    Since,
+    Trailing,
+    Window,
+    check_flag,
+)
 
 LABEL = re.compile(r"[A-Za-z0-9_]+")
 FEATURE_WINDOWS = "Range, Rows, Since, Trailing or None (the cumulative window)"
@@ -45,7 +54,7 @@ class FeatureSet(Window):
     label's time), the label table's other columns, then the feature columns."""
 
     windows: tuple[tuple[str, Window | None], ...]
-    at: Any = None
+    at: EventTable | None = None
     include_current: bool = False
 
     def __post_init__(self) -> None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from ..errors import WispInputError, bad_value, did_you_mean
-from .time import GRAMMAR, check_tick_range, duration_to_ticks
+from .time import GRAMMAR, Duration, check_tick_range, duration_to_ticks
 
 Direction = Literal["backward", "forward", "nearest"]
 DIRECTIONS: tuple[str, ...] = get_args(Direction)
@@ -39,7 +39,7 @@ class AsOfJoin:
     on: str | None = None
     by: tuple[str, ...] | None = None
     direction: Direction = "backward"
-    tolerance: Any = None
+    tolerance: Duration | None = None
     allow_exact_matches: bool = True
     suffixes: tuple[str, str] = ("", "_right")
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from ..errors import bad_value
 from .limits import MAX_TICKS, check_max_ticks
-from .time import duration_to_ticks, instant_to_micros
+from .time import Duration, Instant, duration_to_ticks, instant_to_micros
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,8 @@ class Time:
     a trigger (or a tumbling window's size) fires at `align + k*t`, at most `max_ticks`
     times per key (`spec.limits`: more fails before the firings are made)."""
 
-    t: object
-    align: object = None
+    t: Duration
+    align: Instant | None = None
     max_ticks: int = MAX_TICKS
 
     def __post_init__(self) -> None:
@@ -53,7 +53,7 @@ class Delta:
     """`delta(attr, d)`: strict difference `new - old > d` on the numeric column `attr`."""
 
     attr: str
-    d: object
+    d: Duration
 
     def __post_init__(self) -> None:
         if not isinstance(self.attr, str) or not self.attr:

@@ -36,6 +36,9 @@ _WHOLE = re.compile(r"^[+-]?([0-9]+(min|ms|us|µs|μs|d|h|m|s))+$")
 
 Duration: TypeAlias = "str | _dt.timedelta | int | float | Decimal"
 """What a user may pass as a duration: a string, a timedelta, or a number for numeric time."""
+Instant: TypeAlias = "_dt.datetime | _dt.date | int | float | Decimal"
+"""What a user may pass as an instant (an `align`, a clock's `start` and `end`): a
+datetime, a date, or a number for numeric time."""
 
 GRAMMAR = "a duration such as '250ms', '2s', '1h30m', a datetime.timedelta, or a number"
 

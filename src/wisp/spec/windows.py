@@ -10,13 +10,15 @@ import datetime as _dt
 import zoneinfo
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias, TypeVar, get_args
 
 from ..errors import WispInputError, bad_value, did_you_mean
 from . import sizes
 from .limits import MAX_TICKS, check_max_ticks
-from .policies import Count, Delta, Punctuation, Time, check_align
+from .policies import Count, Delta, Policy, Punctuation, Time, check_align
 from .time import (
+    Duration,
+    Instant,
     check_tick_range,
     duration_to_ticks,
     format_duration,
@@ -26,6 +28,39 @@ from .time import (
 
 Closed = Literal["both", "left", "right", "neither"]
 CLOSED_VALUES: tuple[str, ...] = get_args(Closed)
+
+
+class ColumnExpression(Protocol):
+    """A PySpark Column (classic or Spark Connect), as the spec types one without
+    importing Spark."""
+
+    def alias(self, *alias: str, **kwargs: Any) -> ColumnExpression: ...
+
+    def isNull(self) -> ColumnExpression: ...
+
+
+class EventTable(Protocol):
+    """An event table (`wisp.events(...)`), as the spec types one without importing
+    Spark: the planner reads the rest of it."""
+
+    @property
+    def key(self) -> tuple[str, ...]: ...
+
+    @property
+    def end(self) -> str | None: ...
+
+
+Bound: TypeAlias = "Duration | ColumnExpression | None"
+"""A bound of `Dynamic` (`start`, `end`, `obsolete`): a duration from the anchor's time,
+a column name of the anchor table (a string that is not a duration), a PySpark Column
+over it, or None."""
+Tick: TypeAlias = "str | ColumnExpression | CalendarTick"
+"""The tick of `Since` and `Trailing`: a boolean column (a name or a PySpark Column) or a
+calendar tick."""
+Gap: TypeAlias = "Duration | ColumnExpression"
+"""The gap of `Session`: a duration, or per row a column name or a PySpark Column."""
+SlidingPolicy: TypeAlias = "Count | Time | Delta"
+"""The eviction and trigger policies of `Sliding`."""
 
 
 def check_closed(closed: object) -> None:
@@ -93,7 +128,10 @@ def _meaning(value: object) -> object:
     return value
 
 
-def by_meaning(cls: type[Any]) -> type[Any]:
+_C = TypeVar("_C", bound=type)
+
+
+def by_meaning(cls: _C) -> _C:
     """A window dataclass whose instances are equal (and hash alike) when their
     parameters mean the same, however spelled: `Range("-10s", "0s") ==
     Range.past("10s")`, `Tumbling("1m") == Tumbling(timedelta(minutes=1))`."""
@@ -175,8 +213,8 @@ class Range(Window):
     `t + end`, with the closed side given by `closed`.
     """
 
-    start: Any
-    end: Any
+    start: Duration
+    end: Duration
     closed: Closed = "both"
 
     def __post_init__(self) -> None:
@@ -215,7 +253,7 @@ class Range(Window):
         return any(is_time_duration(v) for v in (self.start, self.end))
 
     @classmethod
-    def past(cls, duration: Any, closed: Closed = "both") -> Range:
+    def past(cls, duration: Duration, closed: Closed = "both") -> Range:
         """`Range(-duration, 0)`: the last `duration` up to and including the anchor."""
         ticks = duration_to_ticks(duration, "duration")
         if ticks < 0:
@@ -283,10 +321,10 @@ class Dynamic(Window):
     the window's bounds (sides per `closed`; null = start/end of time).
     """
 
-    anchors: Any
-    start: Any = None
-    end: Any = None
-    obsolete: Any = None
+    anchors: EventTable | Clock
+    start: Bound = None
+    end: Bound = None
+    obsolete: Bound = None
     closed: Closed = "both"
 
     def __post_init__(self) -> None:
@@ -304,17 +342,17 @@ class Dynamic(Window):
                 if kind in ("column", "expression"):
                     raise bad_value(name, "a duration (an offset from the clock's tick) or "
                                     "None: clock anchors have no columns", getattr(self, name))
-            self._check_clock_obsolete()
+            self._check_clock_obsolete(self.anchors)
 
-    def _check_clock_obsolete(self) -> None:
+    def _check_clock_obsolete(self, clock: Clock) -> None:
         """The obsolete rule checked eagerly for a clock: a tick's window starts at
         `tick + start`, the tick before promised `tick - every + obsolete`."""
         if self.obsolete is None:
             return
-        check_same_units(every=self.anchors.every, obsolete=self.obsolete)
+        check_same_units(every=clock.every, obsolete=self.obsolete)
         start = Decimal(0) if self.start is None else _exact(self.start, "start")
         obsolete = _exact(self.obsolete, "obsolete")
-        every = _exact(self.anchors.every, "every")
+        every = _exact(clock.every, "every")
         if obsolete - start > every:
             raise bad_value("obsolete", "at most `start` + `every` for clock anchors (no "
                             "window may start before an earlier anchor's obsolete)",
@@ -339,10 +377,10 @@ class Clock:
     `max_ticks`: the most ticks one key may generate (`spec.limits`); a clock that
     would make more fails before making them."""
 
-    every: Any
-    start: Any = None
-    end: Any = None
-    align: Any = None
+    every: Duration
+    start: Instant | None = None
+    end: Instant | None = None
+    align: Instant | None = None
     max_ticks: int = MAX_TICKS
 
     def __post_init__(self) -> None:
@@ -354,7 +392,8 @@ class Clock:
         check_max_ticks(self.max_ticks)
 
 
-def clock(every: Any, start: Any = None, end: Any = None, align: Any = None,
+def clock(every: Duration, start: Instant | None = None, end: Instant | None = None,
+          align: Instant | None = None,
           max_ticks: int = MAX_TICKS) -> Clock:
     """Anchors every `every` over the data span (or `[start, end]`), aligned to `align`;
     at most `max_ticks` per key."""
@@ -379,8 +418,8 @@ class Tumbling(Window):
     '3mo' windows are calendar quarters). `time` = `window_end`.
     """
 
-    size: Any
-    align: Any = None
+    size: Duration | Policy
+    align: Instant | None = None
     partial: bool = False
     tz: str | None = None
 
@@ -445,9 +484,9 @@ class Hopping(Window):
     (half-open, DST-correct). `align` is a date naming a unit a window starts at
     (January 1970 by default)."""
 
-    size: Any
-    hop: Any
-    align: Any = None
+    size: Duration
+    hop: Duration
+    align: Instant | None = None
     output: HoppingOutput = "windows"
     tz: str | None = None
 
@@ -506,10 +545,28 @@ class CountByStartTime(Window):
 @dataclass(frozen=True)
 class Sliding(Window):
     """Sliding window with an eviction policy and a trigger policy (`Count`, `Time`,
-    `Delta`). Output: `time` = the trigger's time."""
+    `Delta`), replayed per key tuple by tuple in arrival order (`order`, else time).
+    The clock is the newest time seen in the key.
 
-    evict: Any
-    trigger: Any = field(default_factory=lambda: Count(1))
+    Closed side: both ends of the window are included; the eviction policy says which
+    tuples it holds. `Count(n)`: the last `n` tuples to arrive. `Time(t)`: the tuples at
+    most `t` older than the clock (`clock - time <= t`: a tuple exactly `t` old stays;
+    an arriving tuple is always inserted, even a late one). `Delta(attr, d)`: the
+    arriving tuple evicts every tuple `w` with `new.attr - w.attr > d` (strict), so
+    `new.attr - w.attr <= d` stays. A count or time trigger fires after the arriving
+    tuple is inserted (it is in the window); a `Delta` trigger fires on the window the
+    previous arrival left (the arriving tuple is not in it); a `Time(t, align)` firing
+    at `align + k*t` holds every arrival whose clock is at or before it. Nothing is
+    emitted before the window is first full unless `partial=True` (a time trigger always
+    emits).
+
+    Output: one row per firing; `time` = the trigger's time (the clock at the arrival
+    that fired it, or the time firing's instant); `window_start`/`window_end` = the
+    times of the window's first and last tuples in arrival order (both inclusive; null
+    for an empty window)."""
+
+    evict: SlidingPolicy
+    trigger: SlidingPolicy = field(default_factory=lambda: Count(1))
     partial: bool = False
 
     def __post_init__(self) -> None:
@@ -621,7 +678,7 @@ class Since(Window):
     is true is included, then the aggregate resets) or a calendar tick (periods
     `(previous tick, tick]`). Output: `time` = the input's time or the tick."""
 
-    tick: Any
+    tick: Tick
     emit: SinceEmit | None = None
 
     def __post_init__(self) -> None:
@@ -633,10 +690,26 @@ class Since(Window):
 
 @dataclass(frozen=True)
 class Trailing(Window):
-    """The current tick period and the `n - 1` before it. Output: `time` = input time."""
+    """One row per event: the event's tick period and the `n - 1` periods before it, up
+    to and including the event (`tick` as in `Since`; `Trailing(1, tick)` is
+    `Since(tick, emit="events")`). The aggregates are null while fewer than `n - 1`
+    ticks of the key lie strictly before the event, unless `partial=True` (the periods
+    that exist).
+
+    Closed side: a boolean tick's row closes its period (a period ends with its tick row
+    included, the next starts after it), and the window runs from the first event after
+    the tick row `n` periods back through the event, both included. A calendar tick's
+    periods are `(previous tick, tick]`: the window is `(window_start, the event's
+    time]`, open on the left at the tick before its first period (`n` periods back),
+    closed on the right.
+
+    Output: `time` = the event's time; `window_start`/`window_end` = the times of the
+    window's first and last events (both inclusive) for a boolean tick; for a calendar
+    tick, the tick before the window's first period (exclusive) and the event's time
+    (inclusive)."""
 
     n: int
-    tick: Any
+    tick: Tick
     partial: bool = False
 
     def __post_init__(self) -> None:
@@ -675,8 +748,8 @@ class Session(Window):
     Output: one row per session; `time` = `window_end` (null: the end of time).
     """
 
-    gap: Any
-    max_duration: Any = None
+    gap: Gap
+    max_duration: Duration | None = None
 
     def __post_init__(self) -> None:
         if self.max_duration is not None and \

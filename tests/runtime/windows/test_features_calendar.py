@@ -15,7 +15,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
-from oracle_fenl import calendar_ticks
+from oracle_periods import calendar_ticks
 from resumable_check import assert_resumes
 
 import wisp as ws

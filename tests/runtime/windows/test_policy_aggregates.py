@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
 from oracle import assert_rows_match, sort_output
-from oracle_spl import spl_window
+from oracle_policies import spl_window
 from pyspark.sql import types as T
 
 import wisp as ws

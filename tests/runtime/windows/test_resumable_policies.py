@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jobs import built_in_job
-from oracle_spl import simulate
+from oracle_policies import simulate
 from resumable_check import assert_resumes, cut_run, rows
 
 import wisp as ws

@@ -2,9 +2,9 @@
 
 A kernel needs each key's events contiguous and in (time, tie-break) order. Spark's
 `sortWithinPartitions` gives that, but its sort of rows that then cross to Python
-cost more than the whole Arrow kernel: measured on 10M events, shuffle plus Spark's
-sort plus an identity `mapInArrow` 7.03 s, shuffle plus an identity `mapInArrow` that
-sorts each partition with Arrow 5.77 s (3 runs each, see BENCHMARKS.md).
+cost more than the whole Arrow kernel: shuffle plus Spark's sort plus an identity
+`mapInArrow` measured slower than shuffle plus an identity `mapInArrow` that sorts each
+partition with Arrow (see BENCHMARKS.md).
 
 `SortedInput` wraps a kernel: it gathers the partition's batches, sorts them with
 Arrow and hands the sorted batches to the kernel. The order is Spark's ascending,

@@ -1,4 +1,4 @@
-"""`Since` and `Trailing` on Spark against the brute-force oracle (tests/oracle_fenl.py)
+"""`Since` and `Trailing` on Spark against the brute-force oracle (tests/oracle_periods.py)
 on random data: several keys (a null key among them) starting at different times, ties
 in time, out-of-order rows, null and NaN values, predicate ticks with nulls, calendar
 ticks in zones with DST changes and a +05:45 offset, pre-1970 and far-future times."""
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import assert_rows_match, sort_output
-from oracle_fenl import (
+from oracle_periods import (
     calendar_ticks,
     since_calendar,
     since_predicate,
@@ -233,7 +233,7 @@ def test_trailing_calendar_matches_oracle(spark: SparkSession, data: st.DataObje
 
 def test_keys_years_apart_build_their_own_tick_tables(spark: SparkSession) -> None:
     """Keys years apart and keys close together: each key gets its own periods (the
-    kernel-level test in tests/kernels/test_fenl.py puts such keys in one group)."""
+    kernel-level test in tests/kernels/test_period_frames.py puts such keys in one group)."""
     day = ws.daily("America/New_York")
     rows = []
     for seq, (k, when, v) in enumerate([

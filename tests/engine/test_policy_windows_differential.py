@@ -1,5 +1,5 @@
 """Sliding and policy-tumbling windows on Spark against the literal simulation of
-tests/oracle_spl.py, on random data: several keys (a null key and an empty-string key
+tests/oracle_policies.py, on random data: several keys (a null key and an empty-string key
 among them), ties, out-of-order arrival through `order`, nulls, NaN, pre-1970 and
 far-future times, timestamp delta attributes and every policy combination."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import assert_rows_match, sort_output
-from oracle_spl import spl_window
+from oracle_policies import spl_window
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 

@@ -95,11 +95,6 @@ class Stabbing:
     def group_nodes(self) -> IntArray:
         return self.nodes[self.starts]
 
-    @property
-    def group_sizes(self) -> IntArray:
-        sizes: IntArray = np.diff(np.append(self.starts, len(self.nodes)))
-        return sizes
-
     def _paths(self) -> list[IntArray]:
         """For every firing, its leaf and each ancestor up to the root, level by level."""
         leaves = np.arange(self.m, dtype=np.int64) + self.size

@@ -381,9 +381,3 @@ def finisher(family: Family, job: AggregateJob
             return (partial(family.read_parts, job),
                     lambda items: pa.array(items, job.output_type))
     return partial(family.combine, job), partial(family.result, job)
-
-
-def frame_blobs(family: Family, job: AggregateJob, values: Any,
-                lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]) -> list[bytes]:
-    """The canonical sketch of `values[lo[j]:hi[j]]` for every frame `j`."""
-    return frame_items(family, job, values, lo, hi, partial(family.combine, job))

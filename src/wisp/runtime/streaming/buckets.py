@@ -4,7 +4,7 @@ bucket of the key instead of by the key.
 Spark's stateful operator for Python pays a cost per group and micro-batch (the
 group's rows become their own pandas frame, the state server is told the group and
 asked for the group's value, the value is written back), whatever the group holds; with
-many keys a batch it adds up (BENCHMARKS.md: 3.9x at 10,000 keys). For a kernel whose
+many keys a batch it adds up (BENCHMARKS.md has the figures). For a kernel whose
 state per key is a handful of numbers (the pane partials of `panes`), such a
 query groups its rows by `bucket = hash(key) mod plan.streaming.KEY_BUCKETS`
 (`engine/streaming.py`, in Spark, whose hash gives every NaN one value and `-0.0` that

@@ -1,8 +1,8 @@
 """All keys of a bucket at once: pane partials of many keys in one table.
 
 `buckets.KeyBuckets` runs each key of a bucket through its own `StreamKernel`,
-which costs a fixed amount of Python per key and micro-batch (about 0.2 ms: its panes
-combined, its windows written, its state's bytes), so 10,000 keys cost seconds a batch.
+which costs a fixed amount of Python per key and micro-batch (its panes combined, its
+windows written, its state's bytes), so many keys cost seconds a batch.
 For the pane partials of `panes` (rows already reduced where they were read,
 late rows counted) a bucket instead keeps two tables, whatever its number of keys:
 

@@ -32,7 +32,13 @@ settings.register_profile(
                            HealthCheck.data_too_large])
 # CI explores a fixed sequence of examples so a red run can be reproduced exactly.
 settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True)
-settings.load_profile("ci" if os.environ.get("CI") else "default")
+# `make test-fast` (HYPOTHESIS_PROFILE=dev): the default's settings, and a quarter of each
+# property test's examples (`fewer_examples`), so the Spark-free tier runs in a few minutes;
+# the full suite (`make test`, CI) explores every example it always did.
+DEV_SHARE = 4
+settings.register_profile("dev", parent=settings.get_profile("default"))
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+settings.load_profile(PROFILE)
 
 
 @pytest.fixture(scope="session")
@@ -99,3 +105,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(name in getattr(item, "fixturenames", ()) for name in SPARK_FIXTURES):
             item.add_marker(pytest.mark.spark)
+    if PROFILE == "dev":
+        fewer_examples(items)
+
+
+def fewer_examples(items: list[pytest.Item]) -> None:
+    """The dev profile's share of each property test's examples: N // DEV_SHARE (at least
+    one) of the N of its own `@settings(max_examples=N)` (which overrides any profile) or
+    of the profile's default. Hypothesis reads a test's settings from the wrapped function
+    when the test runs; under any other profile this is not called and every test runs
+    its full count."""
+    done: set[int] = set()
+    for item in items:
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is None or id(test) in done:
+            continue
+        done.add(id(test))
+        test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+            own, max_examples=max(1, own.max_examples // DEV_SHARE))

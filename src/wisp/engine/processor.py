@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.streaming.stateful_processor import (
@@ -45,6 +44,13 @@ from ..runtime.streaming.operator import (
 )
 from ..runtime.streaming.pane_buckets import PaneBuckets, PaneStep
 from ..runtime.streaming.panes import PaneKernel
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas is imported where a handler builds its output, not with the module: Spark starts
+# a fresh Python on the driver at every start of a stream only to run the processor's
+# `init` (the state schemas), and pandas is most of that Python's start-up.
 
 PAYLOAD = "payload"
 LATE = "late"
@@ -149,6 +155,8 @@ def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
                     json_schema: pa.Schema | None = None) -> pd.DataFrame:
     """Output batches as payloads (not late), or with a `json_schema` as one JSON text
     of their rows in it; and `counted` late rows in a row without payload."""
+    import pandas as pd
+
     if json_schema is not None:
         text = rows_json(outputs, json_schema) if outputs else None
         return pd.DataFrame({PAYLOAD: [None], LATE: False, COUNTED: [counted],
@@ -163,6 +171,8 @@ def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
 
 def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
     """Late rows with the reason each is late, as payloads flagged late."""
+    import pandas as pd
+
     blobs = [batch_bytes(b) for rows, reason in late
              for b in rows.append_column(REASON_COLUMN, pa.array(
                  [reason] * rows.num_rows, pa.string())).to_batches()]

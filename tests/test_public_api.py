@@ -26,7 +26,7 @@ def test_public_names_are_pinned() -> None:
         "snap_to_hops", "stddev", "stream_report", "sum", "time_weighted_mean", "udaf",
         "variance", "weekly", "wisp_error",
         "yearly", "approx_count_distinct", "approx_quantile", "bottom_k", "first_k",
-        "histogram", "hll_sketch", "kll_sketch", "last_k", "theta_sketch", "top_k"])
+        "histogram", "hll_sketch", "kll_sketch", "last_k", "theta_sketch", "top_k", "latest"])
 
 
 def test_errors_are_value_errors_where_the_caller_passed_a_bad_value() -> None:

@@ -76,7 +76,7 @@ if _TYPE_CHECKING:
     from .joins import asof_join
     from .session import session
     from .snap import snap_to_hops
-    from .windowed import explain, report, stream_report
+    from .windowed import explain, latest, report, stream_report
 
 __all__ = [
     "Aggregator",
@@ -123,6 +123,7 @@ __all__ = [
     "kll_sketch",
     "last",
     "last_k",
+    "latest",
     "max",
     "max_by",
     "mean",
@@ -158,6 +159,7 @@ _LAZY = {
     "session": "session",
     "snap_to_hops": "snap",
     "explain": "windowed",
+    "latest": "windowed",
     "report": "windowed",
     "stream_report": "windowed",
 }
@@ -189,9 +191,10 @@ def _load(name: str) -> _Any:
 
         return snap_to_hops
     if module == "windowed":
-        from .windowed import explain, report, stream_report
+        from .windowed import explain, latest, report, stream_report
 
-        return {"explain": explain, "report": report, "stream_report": stream_report}[name]
+        return {"explain": explain, "latest": latest, "report": report,
+                "stream_report": stream_report}[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -23,7 +23,7 @@ from .spec.time import MICROS_PER_UNIT, duration_to_ticks, is_time_duration
 
 TimeKind = Literal["timestamp", "timestamp_ntz", "date", "integer", "decimal", "float"]
 NullTimePolicy = Literal["error", "drop"]
-LatePolicy = Literal["count", "emit"]
+LatePolicy = Literal["count", "emit", "update"]
 TIME_TYPES = "a timestamp, timestamp_ntz, date, integer, decimal or floating-point column"
 EDGE_END_COLUMN = "end"
 """The column wisp writes the end time to where it makes interval events of rows that have
@@ -100,6 +100,9 @@ class Events:
         self.on_late = on_late
         """A stream's late rows: counted ("count") or output ("emit")."""
         self.max_future: int | None = None
+        self.allowed_lateness: int | None = None
+        """With `on_late="update"`: how many ticks past its finality a window's state is
+        kept for late rows, which update it and re-emit it (a new `revision`)."""
         """A stream's rows timed more than this many ticks after the micro-batch's
         processing time are rejected and counted (`max_future`); None: none is."""
         self.edges: tuple[str, str] | None = None
@@ -138,7 +141,8 @@ E = TypeVar("E", bound=Events)
 def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = None,
                 key: str | Sequence[str] | None = None, order: str | None = None,
                 on_null_time: NullTimePolicy = "error", lateness: object = None,
-                on_late: LatePolicy = "count", max_future: object = None) -> E:
+                on_late: LatePolicy = "count", max_future: object = None,
+                allowed_lateness: object = None) -> E:
     """Validate the roles of `wisp.events(df, time, ...)` against `df`'s schema and bind
     them: an instance of `make` (`Events` or a subclass). Every bad argument is a
     `WispError` naming its parameter."""
@@ -183,15 +187,33 @@ def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = No
                             f"{order_field.dataType.simpleString()} column {order!r}")
     if on_null_time not in ("error", "drop"):
         raise bad_value("on_null_time", "'error' or 'drop'", on_null_time)
-    if on_late not in ("count", "emit"):
-        raise bad_value("on_late", "'count' or 'emit'", on_late)
+    if on_late not in ("count", "emit", "update"):
+        raise bad_value("on_late", "'count', 'emit' or 'update'", on_late)
     if on_late != "count" and lateness_ticks is None:
         raise bad_value("on_late", "'count' for a batch DataFrame (late rows are a "
                         "stream's)", on_late)
     bound = make(df, TimeColumn(time, kind, time_field.dataType), end, keys, order,
                  on_null_time, lateness_ticks, on_late)
     bound.max_future = future_limit(df, kind, max_future)
+    bound.allowed_lateness = allowed_span(time_field, kind, on_late, allowed_lateness)
     return bound
+
+
+def allowed_span(time_field: T.StructField, kind: TimeKind, on_late: str,
+                 allowed_lateness: object) -> int | None:
+    """`allowed_lateness` in ticks of the time column: required with `on_late="update"`
+    (how long a window's state is kept past its finality for late rows), refused
+    otherwise."""
+    if on_late != "update":
+        if allowed_lateness is not None:
+            raise bad_value("allowed_lateness", "None unless on_late='update' (it is how "
+                            "long a final window still takes late rows)", allowed_lateness)
+        return None
+    if allowed_lateness is None:
+        raise bad_value("allowed_lateness", "a positive duration with on_late='update' "
+                        "(how long a final window still takes late rows, e.g. '10m')",
+                        allowed_lateness)
+    return stream_duration(time_field, kind, allowed_lateness, "allowed_lateness")
 
 
 WALL_CLOCK_KINDS = ("timestamp", "timestamp_ntz", "date")
@@ -251,15 +273,16 @@ def _case_sensitive(df: DataFrame) -> bool:
     return str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
 
 
-def numeric_lateness(time_field: T.StructField, lateness: object) -> int:
+def numeric_lateness(time_field: T.StructField, lateness: object,
+                     param: str = "lateness") -> int:
     """A float or decimal time column's lateness (a positive number of its units) in
-    whole ticks, rounded up."""
+    whole ticks, rounded up; a bad one is a `WispInputError` naming `param`."""
     number = None
     if not isinstance(lateness, bool) and isinstance(lateness, (int, float, Decimal)):
         number = Decimal(str(lateness)) if isinstance(lateness, float) else Decimal(lateness)
     if number is None or not number.is_finite() or number <= 0:
-        raise bad_value("lateness", "a positive number (units of the numeric time "
-                        "column)", lateness)
+        raise bad_value(param, "a positive number (units of the numeric time column)",
+                        lateness)
     data_type = time_field.dataType
     scale = data_type.scale if isinstance(data_type, T.DecimalType) else 0
     return int((number.scaleb(scale)).to_integral_value(rounding=ROUND_CEILING))
@@ -291,14 +314,23 @@ def stream_lateness(df: DataFrame, time_field: T.StructField, kind: TimeKind,
         raise bad_value("lateness", "a positive duration for a streaming DataFrame (how "
                         "late its rows may arrive, e.g. '30s'), or a time column with a "
                         "watermark (withWatermark)", lateness)
+    return stream_duration(time_field, kind, lateness, "lateness")
+
+
+def stream_duration(time_field: T.StructField, kind: TimeKind, value: object,
+                    param: str) -> int:
+    """A positive span of a stream's time column in its ticks (`lateness`,
+    `allowed_lateness`): a duration (whole days for date time), a positive integer for
+    integer time, a positive number for float and decimal time (rounded up to whole
+    ticks); a bad one is a `WispInputError` naming `param`."""
     if kind == "integer":
-        if isinstance(lateness, bool) or not isinstance(lateness, int) or lateness <= 0:
-            raise bad_value("lateness", "a positive integer (ticks of the integer time "
-                            "column)", lateness)
-        return lateness
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise bad_value(param, "a positive integer (ticks of the integer time "
+                            "column)", value)
+        return value
     if kind in ("float", "decimal"):
-        return numeric_lateness(time_field, lateness)
-    ticks = positive_duration(lateness, "lateness", "'30s'")
+        return numeric_lateness(time_field, value, param)
+    ticks = positive_duration(value, param, "'30s'")
     if kind == "date" and ticks % MICROS_PER_UNIT["d"]:
-        raise bad_value("lateness", "whole days for date time", lateness)
+        raise bad_value(param, "whole days for date time", value)
     return ticks

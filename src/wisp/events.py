@@ -113,7 +113,8 @@ class Events(binding.Events):
 def events(df: DataFrame, time: str, *, end: str | None = None,
            key: str | Sequence[str] | None = None, order: str | None = None,
            on_null_time: NullTimePolicy = "error", lateness: Duration | None = None,
-           on_late: LatePolicy = "count", max_future: Duration | None = None) -> Events:
+           on_late: LatePolicy = "count", max_future: Duration | None = None,
+           allowed_lateness: Duration | None = None) -> Events:
     """Bind `df`'s columns to event roles.
 
     `time`: a timestamp, timestamp_ntz, date, integer, decimal or float column.
@@ -130,7 +131,11 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
     `on_late` (streams only): "count" (default: Spark drops late rows before wisp's
     operator and counts them, `wisp.stream_report`) or "emit" (late rows come out as
     rows of the result with `late_reason` and `late_row` set; window rows have them
-    null); see docs/streaming.md.
+    null) or "update" (a late row within `allowed_lateness` of its windows' finality
+    updates them, and each is written again with the next `revision`; later rows are
+    counted); see docs/streaming.md.
+    `allowed_lateness` (with `on_late="update"`, required there): how long past its
+    finality a window still takes late rows (a duration as `lateness`).
     `max_future` (streams with timestamp, timestamp_ntz or date time): a row timed more
     than this duration after its micro-batch's processing time is rejected and counted
     (`wisp.stream_report`'s `rejected_future`), so one bad clock cannot move the
@@ -138,7 +143,7 @@ def events(df: DataFrame, time: str, *, end: str | None = None,
     """
     return bind_events(Events, df, time, end=end, key=key, order=order,
                        on_null_time=on_null_time, lateness=lateness, on_late=on_late,
-                       max_future=max_future)
+                       max_future=max_future, allowed_lateness=allowed_lateness)
 
 
 def from_edges(df: DataFrame, time: str, *, edge: str, id: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import weakref
 from collections.abc import Sequence
@@ -15,10 +16,12 @@ from .engine.build import build
 from .engine.columns import LATE_COUNTED, LATE_COUNTER, STREAM_COUNTERS
 from .engine.compiler import Query
 from .engine.describe import describe_query, event_tables
+from .engine.revisions import latest_rows
 from .errors import WispInputError, bad_value
 from .plan.explain import describe
 from .plan.nodes import Plan
 from .plan.planner import plan as make_plan
+from .plan.source import Emit
 from .session import arrow_batch_advice
 from .spec.aggregates import Aggregation
 from .spec.windows import Window
@@ -35,7 +38,8 @@ class WindowedEvents:
     def __repr__(self) -> str:
         return f"{self.events!r}.window({self.spec!r})"
 
-    def agg(self, *aggregations: Aggregation, strategy: str | None = None) -> DataFrame:
+    def agg(self, *aggregations: Aggregation, strategy: str | None = None,
+            emit: Emit = "final") -> DataFrame:
         """One output row per window (as the window kind defines): key columns,
         `window_start`, `window_end`, `time`, then one column per aggregation.
 
@@ -43,8 +47,20 @@ class WindowedEvents:
         strategies the window kind runs on, by the name `explain` prints (e.g.
         "arrow-frames" for `Rows`, "arrow-intervals" for `Tumbling`); the results are
         the same rows. A strategy the query cannot run on is a `WispInputError` naming
-        `strategy` and the ones it can (docs/strategies.md)."""
-        return run(self.events, self.spec, aggregations, strategy)
+        `strategy` and the ones it can (docs/strategies.md).
+
+        `emit` (streams): "final" (default: each window once, when no later row can
+        change it) or "changes" (also, in each micro-batch, the current row of every open
+        window whose result changed, with `final` false; the row written when the
+        watermark passes it has `final` true). With it, or with `on_late="update"`, the
+        rows carry `revision` (0, 1, ... per window) and `final` after `time`
+        (docs/streaming.md, "Revisions")."""
+        if emit not in ("final", "changes"):
+            raise bad_value("emit", "'final' or 'changes'", emit)
+        if emit != "final" and not self.events.streaming:
+            raise bad_value("emit", "'final' for a batch DataFrame (early rows of open "
+                            "windows are a stream's)", emit)
+        return run(self.events, self.spec, aggregations, strategy, emit)
 
 
 @dataclass
@@ -97,10 +113,14 @@ _COUNTER = itertools.count()
 
 
 def run(events: Events, window: Window | None, aggregations: Sequence[Aggregation],
-        strategy: str | None = None) -> DataFrame:
+        strategy: str | None = None, emit: Emit = "final") -> DataFrame:
     """Describe the query to the planner, plan it, and build its Spark plan (lazily:
     nothing runs until an action)."""
-    chosen = make_plan(describe_query(events, window), window, aggregations, strategy)
+    inputs = describe_query(events, window)
+    if emit != "final":
+        inputs = dataclasses.replace(inputs, source=dataclasses.replace(inputs.source,
+                                                                        emit=emit))
+    chosen = make_plan(inputs, window, aggregations, strategy)
     if chosen.python:
         check_workers(events.df.sparkSession)
     observation = Observation(f"wisp_{next(_COUNTER)}")
@@ -168,6 +188,14 @@ def rejected(result: DataFrame) -> dict[str, int]:
     return _run_of(result).rejected()
 
 
+def latest(df: DataFrame) -> DataFrame:
+    """Each window's row of the highest `revision` in `df`, a batch DataFrame of a
+    result with revisions (a table a stream with `on_late="update"` or `emit="changes"`
+    wrote, or a micro-batch inside `foreachBatch`): a window is its key columns,
+    `window_start` and `window_end`."""
+    return latest_rows(df)
+
+
 def stream_report(query: Any) -> dict[str, Any]:
     """Row accounting of a running or finished streaming query (a `StreamingQuery` of a
     wisp result), read from its progress reports: `rows_in` (rows read, over the
@@ -175,7 +203,9 @@ def stream_report(query: Any) -> dict[str, Any]:
     before wisp's operator, its `numRowsDroppedByWatermark`; for `Tumbling`/`Hopping`
     on pane partials, the rows wisp's operator dropped because the earliest window
     holding them was already closed for their key; plus, under `on_late="emit"`, the
-    late rows the result emitted), `late_emitted` (the latter alone),
+    late rows the result emitted), `late_emitted` (the latter alone), `late_applied`
+    (under `on_late="update"`, late rows applied to windows already written, which
+    were written again; not in `late`),
     `rejected_null_time` (rows dropped for a null time under on_null_time="drop"),
     `rejected_future` (rows timed more than `max_future` ahead of their micro-batch's
     processing time), `watermark` (the newest watermark, as Spark reports it, or
@@ -196,6 +226,8 @@ def progress_report(progress: Sequence[Any]) -> dict[str, Any]:
                   for p in progress)
     counted = sum(observed_count(progress_field(p, "observedMetrics"), "late", LATE_COUNTED)
                   for p in progress)
+    applied = sum(observed_count(progress_field(p, "observedMetrics"), "late_applied",
+                                 LATE_COUNTED) for p in progress)
     rejected = sum(observed_count(progress_field(p, "observedMetrics"), "rejected_null_time")
                    for p in progress)
     future = sum(observed_count(progress_field(p, "observedMetrics"), "rejected_future")
@@ -208,7 +240,7 @@ def progress_report(progress: Sequence[Any]) -> dict[str, Any]:
     return {"rows_in": rows_in, "late": dropped + counted + emitted,
             "rejected_null_time": rejected, "rejected_future": future,
             "watermark": watermark, "batches": len(progress), "state_keys": state_keys,
-            "late_emitted": emitted}
+            "late_emitted": emitted, "late_applied": applied}
 
 
 def observed_count(metrics: Any, name: str, observation: str = STREAM_COUNTERS

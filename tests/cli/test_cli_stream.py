@@ -326,7 +326,7 @@ def test_a_window_that_does_not_run_on_a_stream_is_unsupported(
     assert result.exit_code == 1, result.output
     # the kinds that run on a stream are listed between these (and grow)
     assert result.stderr.startswith("error: not supported yet: `window` must be one of "
-                                    "cumulative (ev.agg), Since, Trailing, Rows, Range")
+                                    "CountByStartTime, cumulative (ev.agg), Dynamic")
     assert result.stderr.endswith(" on a stream (the other kinds do not run on a stream "
                                   "yet), found Hopping(output='changes') (its rows can "
                                   "wait for ever for the result to change)\n")

@@ -20,7 +20,7 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "streaming.md"
 
 
 def blocks() -> list[str]:
-    return [b.split("```")[0] for b in PAGE.read_text().split("```python\n")[1:3]]
+    return [b.split("```")[0] for b in PAGE.read_text().split("```python\n")[1:4]]
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +89,22 @@ def test_the_streaming_page_tumbling_late_rule(first_block: tuple[dict[str, Any]
     assert sorted((r["k"], r["window_start"].second, r["count"], r["sum_v"])
                   for r in rows) == [("a", 10, 3, 10.0), ("b", 10, 1, 2.0)]
     assert (first["late"], second["late"]) == (0, 1)
+
+
+def test_the_streaming_page_revisions_example(spark: SparkSession) -> None:
+    """The page's third block after its first (run again here: another test adds a
+    fifth file to the first's input): the same stream with `on_late="update"` and
+    `emit="changes"`; key a's [10 s, 20 s) written early twice, then final with the row
+    at 12 s, which comes in the batch whose watermark (25 s) closes it."""
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(blocks()[0], str(PAGE), "exec"), namespace)
+        exec(compile(blocks()[2], str(PAGE), "exec"), namespace)
+    written = namespace["written"].collect()  # type: ignore[attr-defined]
+    window = sorted((r["revision"], r["final"], r["count"], r["sum_v"]) for r in written
+                    if r["k"] == "a" and r["window_start"].second == 10)
+    assert window == [(0, False, 1, 1.0), (1, False, 2, 5.0), (2, True, 3, 10.0)]
+    latest = namespace["ws"].latest(namespace["written"]).collect()
+    assert sorted((r["k"], r["window_start"].second, r["revision"], r["final"])
+                  for r in latest) == [("a", 10, 2, True), ("a", 20, 0, False),
+                                       ("b", 10, 1, True), ("b", 30, 0, False)]

@@ -80,7 +80,7 @@ def test_numeric_lateness_is_in_whole_ticks_rounded_up(stream: DataFrame) -> Non
 
 
 @pytest.mark.parametrize(("df", "on_late", "expected"), [
-    ("stream", "keep", "'count' or 'emit', found 'keep'"),
+    ("stream", "keep", "'count', 'emit' or 'update', found 'keep'"),
     ("batch", "emit", "'count' for a batch DataFrame (late rows are a stream's), "
      "found 'emit'"),
 ])

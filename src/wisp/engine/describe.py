@@ -73,7 +73,7 @@ def describe_events(events: Events) -> Source:
     time = events.time
     return Source(fields, TimeColumn(time.name, time.kind, column_type(time.data_type)),
                   events.end, events.key, events.order, events.on_null_time,
-                  events.lateness, events.on_late, events.edges)
+                  events.lateness, events.on_late, events.edges, events.allowed_lateness)
 
 
 UTC_ZONES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT", "Universal",

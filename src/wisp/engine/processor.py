@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 PAYLOAD = "payload"
 LATE = "late"
 COUNTED = "counted"
+APPLIED = "applied"
 ROWS = "rows_json"
 LATE_REASON = "late_reason"
 LATE_ROW = "late_row"
@@ -62,10 +63,12 @@ REASON_COLUMN = "__wisp_late_reason"
 OPERATOR_SCHEMA = T.StructType([T.StructField(PAYLOAD, T.BinaryType()),
                                 T.StructField(LATE, T.BooleanType()),
                                 T.StructField(COUNTED, T.LongType()),
-                                T.StructField(ROWS, T.StringType())])
+                                T.StructField(ROWS, T.StringType()),
+                                T.StructField(APPLIED, T.LongType())])
 """The operator's rows: a payload (null: none), whether its rows are late rows, a
-number of late rows counted and not emitted (rows reduced to pane partials), and output
-rows as JSON text (null: none)."""
+number of late rows counted and not emitted (rows reduced to pane partials), output
+rows as JSON text (null: none), and a number of late rows applied to windows already
+written (`on_late="update"`)."""
 STATE_NAME = "wisp_stream"
 STATE_SCHEMA = T.StructType([
     T.StructField("version", T.IntegerType()),
@@ -152,21 +155,23 @@ def move_timer(handle: StatefulProcessorHandle, previous: int | None,
 
 
 def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
-                    json_schema: pa.Schema | None = None) -> pd.DataFrame:
+                    json_schema: pa.Schema | None = None, applied: int = 0) -> pd.DataFrame:
     """Output batches as payloads (not late), or with a `json_schema` as one JSON text
-    of their rows in it; and `counted` late rows in a row without payload."""
+    of their rows in it; and `counted` late rows (and `applied` ones, only with a
+    `json_schema`) in a row without payload."""
     import pandas as pd
 
     if json_schema is not None:
         text = rows_json(outputs, json_schema) if outputs else None
         return pd.DataFrame({PAYLOAD: [None], LATE: False, COUNTED: [counted],
-                             ROWS: [text]})
+                             ROWS: [text], APPLIED: [applied]})
     blobs: list[bytes | None] = [batch_bytes(b) for b in outputs]
     counts = [0] * len(blobs)
     if counted:
         blobs.append(None)
         counts.append(counted)
-    return pd.DataFrame({PAYLOAD: blobs, LATE: False, COUNTED: counts, ROWS: None})
+    return pd.DataFrame({PAYLOAD: blobs, LATE: False, COUNTED: counts, ROWS: None,
+                         APPLIED: 0})
 
 
 def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
@@ -176,7 +181,7 @@ def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:
     blobs = [batch_bytes(b) for rows, reason in late
              for b in rows.append_column(REASON_COLUMN, pa.array(
                  [reason] * rows.num_rows, pa.string())).to_batches()]
-    return pd.DataFrame({PAYLOAD: blobs, LATE: True, COUNTED: 0, ROWS: None})
+    return pd.DataFrame({PAYLOAD: blobs, LATE: True, COUNTED: 0, ROWS: None, APPLIED: 0})
 
 
 BUCKET_STATE_NAME = "wisp_bucket"
@@ -219,8 +224,9 @@ class StoredBuckets(StatefulProcessor):
         self.state.update((self.buckets.to_bytes(step.state), step.timer))
         move_timer(self.handle, previous, step.timer)
         counted = step.counted if isinstance(step, PaneStep) else 0
-        if step.outputs or counted:
-            yield output_payloads(step.outputs, counted, self.json_schema)
+        applied = step.applied if isinstance(step, PaneStep) else 0
+        if step.outputs or counted or applied:
+            yield output_payloads(step.outputs, counted, self.json_schema, applied)
 
     def close(self) -> None:
         pass

@@ -45,7 +45,7 @@ from ..runtime.codecs.crossing import NULL_SUFFIX, Crossing
 from ..runtime.codecs.json_rows import carries
 from ..runtime.streaming.buckets import KeyBuckets
 from ..runtime.streaming.operator import StreamKernel, spec_hash
-from ..runtime.streaming.pane_buckets import PaneBuckets
+from ..runtime.streaming.pane_buckets import FINAL, REVISION, PaneBuckets
 from ..runtime.streaming.panes import PaneKernel
 from ..runtime.windows.edges import EdgesKernel
 from ..runtime.windows.resumable import Streamable
@@ -55,6 +55,7 @@ from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
 from .layout import arrow_schema, arrow_type
 from .native import kind_ticks, time_ticks
 from .processor import (
+    APPLIED,
     BUCKET,
     COUNTED,
     LATE_REASON,
@@ -167,7 +168,8 @@ def spec_text(plan: StreamPlan) -> str:
         for r in plan.aggregations]
     return repr((plan.inner.strategy, plan.inner.window, aggregations, source.key,
                  source.time.name, source.time.kind, source.end, plan.tie_break,
-                 plan.lateness, source.on_late) + ((source.edges,) if source.edges else ()))
+                 plan.lateness, source.on_late) + ((source.edges,) if source.edges else ())
+                + ((source.allowed_lateness, source.emit) if source.revisions else ()))
 
 
 def user_identity(aggregation: Aggregation) -> str:
@@ -308,10 +310,24 @@ def pane_partials(plan: StreamPlan, query: Query) -> DataFrame:
     packed = rows.mapInArrow(PanePacker(stream_kernel.kernel, stream_kernel.schema,
                                         BUCKET_OF), PACKED_SCHEMA)
     key_schema = arrow_schema([parts.schema[k] for k in keyed.keys])
-    output = arrow_schema(keyed.fields)
+    source = plan.source
+    fields = with_revisions(keyed.fields, len(keyed.keys)) if source.revisions \
+        else keyed.fields
+    output = arrow_schema(fields)
     assert carries(output)  # a stream reads only the types that cross as JSON text
-    processor = PartialsProcessor(PaneBuckets(stream_kernel, key_schema), output)
+    buckets = PaneBuckets(stream_kernel, key_schema, source.allowed_lateness,
+                          source.emit == "changes")
+    processor = PartialsProcessor(buckets, output)
     states = packed.groupBy(col(BUCKET)).transformWithStateInPandas(
         processor, OPERATOR_SCHEMA, "Append", "EventTime")
-    counted = states.observe(LATE_COUNTED, F.sum(col(COUNTED)).alias("late"))
-    return json_rows(counted, keyed.fields)
+    counted = states.observe(LATE_COUNTED, F.sum(col(COUNTED)).alias("late"),
+                             F.sum(col(APPLIED)).alias("late_applied"))
+    return json_rows(counted, fields)
+
+
+def with_revisions(fields: list[T.StructField], keys: int) -> list[T.StructField]:
+    """The output fields with `revision` and `final` after `time` (which follows the
+    keys, `window_start` and `window_end`)."""
+    at = keys + 3
+    return [*fields[:at], T.StructField(REVISION, T.LongType(), False),
+            T.StructField(FINAL, T.BooleanType(), False), *fields[at:]]

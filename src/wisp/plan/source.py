@@ -18,7 +18,8 @@ TypeFamily = Literal["integer", "float", "decimal", "boolean", "string", "binary
                      "timestamp", "timestamp_ntz", "date", "other"]
 TimeKind = Literal["timestamp", "timestamp_ntz", "date", "integer", "decimal", "float"]
 NullTimePolicy = Literal["error", "drop"]
-LatePolicy = Literal["count", "emit"]
+LatePolicy = Literal["count", "emit", "update"]
+Emit = Literal["final", "changes"]
 ValueClass = Literal["none", "integer", "float", "boolean", "decimal", "ordered", "other"]
 
 
@@ -105,9 +106,21 @@ class Source:
     lateness: int | None = None
     """A stream's lateness in ticks of its time column; None for a batch table."""
     on_late: LatePolicy = "count"
-    """A stream's late rows: counted ("count") or output as rows ("emit")."""
+    """A stream's late rows: counted ("count"), output as rows ("emit"), or applied to
+    their windows within `allowed_lateness` ("update")."""
     edges: tuple[str, str] | None = None
     """A stream of start/end edges (`wisp.from_edges`): its (edge, id) columns."""
+    allowed_lateness: int | None = None
+    """With on_late="update": ticks past its finality a window still takes late rows."""
+    emit: Emit = "final"
+    """Which rows a stream writes: each window once final ("final"), or also, in each
+    micro-batch, every open window whose result changed ("changes")."""
+
+    @property
+    def revisions(self) -> bool:
+        """Whether a window may be written more than once (its rows then carry
+        `revision` and `final`)."""
+        return self.on_late == "update" or self.emit == "changes"
 
     @property
     def is_interval(self) -> bool:

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from ..errors import WispUnsupportedError
 from .nodes import Plan, ResolvedAggregation
 from .registry import NoWindow
-from .source import Inputs, tie_break_columns
+from .source import Inputs, Source, tie_break_columns
 
 W = TypeVar("W")
 
@@ -274,7 +274,24 @@ class PanePartialsStream(StreamPlan):
                 "and wisp's operator drops and counts it (wisp.stream_report). One "
                 "event-time timer " + ("per bucket, at its keys' earliest, wakes the "
                                        "keys" if keyed else "wakes the operator")
-                + " when a window can be final.")
+                + " when a window can be final." + revisions_words(self.source))
+
+
+def revisions_words(source: Source) -> str:
+    """What a stream with revisions writes besides each final window, in words."""
+    words = []
+    if source.on_late == "update":
+        words.append(f"a window's panes are kept {source.allowed_lateness} ticks past its "
+                     "end's finality; a late row within that is added to them (counted as "
+                     "late_applied) and each closed window it falls in is written again "
+                     "with the next revision; a row later than that is counted late")
+    if source.emit == "changes":
+        words.append("in each micro-batch, every open window its rows changed is written "
+                     "with final false and the next revision")
+    if not words:
+        return ""
+    return (" Revisions: " + "; ".join(words) + " (columns revision and final after time; "
+            "wisp.latest keeps each window's last).")
 
 
 def pane_late(plan: StreamPlan) -> str:
@@ -330,6 +347,14 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
                   "partial state: each row goes into its pane's partials as it arrives, "
                   "and a window is written once the watermark passes its end")
     operator = operator_for(streamed, inputs)
+    if source.revisions and operator is not PanePartialsStream:
+        raise WispUnsupportedError(
+            f"`{'on_late' if source.on_late == 'update' else 'emit'}` must be "
+            f"{'count' if source.on_late == 'update' else 'final'!r} for {name} here: "
+            "revisions (on_late='update', emit='changes') run on Tumbling and Hopping by "
+            "duration over point events whose aggregations all have pane partials "
+            f"(count, sum, mean, min, max, first, last, ...); this query runs "
+            f"{streamed.inner.strategy}")
     return operator(source=source, window=streamed.inner.window, aggregations=resolved,
                     tie_break=tie_break_columns(source), reason=reason,
                     inner=streamed.inner, lateness=source.lateness, state=state,

@@ -76,6 +76,7 @@ if _TYPE_CHECKING:
     from .joins import asof_join
     from .session import session
     from .snap import snap_to_hops
+    from .sql import register_sql
     from .windowed import explain, report, stream_report
 
 __all__ = [
@@ -131,6 +132,7 @@ __all__ = [
     "min_by",
     "monthly",
     "quantile",
+    "register_sql",
     "report",
     "session",
     "snap_to_hops",
@@ -157,6 +159,7 @@ _LAZY = {
     "asof_join": "joins",
     "session": "session",
     "snap_to_hops": "snap",
+    "register_sql": "sql",
     "explain": "windowed",
     "report": "windowed",
     "stream_report": "windowed",
@@ -188,6 +191,10 @@ def _load(name: str) -> _Any:
         from .snap import snap_to_hops
 
         return snap_to_hops
+    if module == "sql":
+        from .sql import register_sql
+
+        return register_sql
     if module == "windowed":
         from .windowed import explain, report, stream_report
 

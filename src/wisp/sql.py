@@ -21,8 +21,11 @@ batch, and at the end of each partition the window's Arrow kernel runs over its 
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,13 +38,15 @@ from .binding import Events, TableSchema, bind_events
 from .engine.build import COMPILER_MODULES
 from .engine.columns import null_time_message
 from .engine.compiler import TableKernel, has_table_kernel, table_kernel_for
-from .engine.describe import describe_events
+from .engine.describe import describe_events, sorts_in_worker
 from .engine.layout import arrow_schema
 from .errors import WispInputError, WispUnsupportedError
 from .plan.nodes import Plan
 from .plan.planner import plan as make_plan
 from .plan.source import Inputs
 from .query import MAX_QUERY_BYTES, QueryError, build_window, load_yaml, parse_query, qerr
+from .runtime.codecs.sorting import Kernel, SortedInput
+from .runtime.limits import WithinMemory
 from .spec.aggregates import Aggregation
 from .spec.windows import Window
 
@@ -79,6 +84,15 @@ class TablePlan:
     null_message: str
     inputs: pa.Schema
     output: pa.Schema
+    sorts_in_worker: bool
+    """Whether the table function sorts each partition itself (Arrow orders every sort
+    column as Spark does: `engine.describe.sorts_in_worker`), as the API's worker does;
+    otherwise Spark sorts it."""
+
+    @property
+    def sort_columns(self) -> tuple[str, ...]:
+        """The order of the kernel's input: key, time, tie-break columns."""
+        return tuple(dict.fromkeys([*self.kernel.keys, *self.kernel.order]))
 
 
 def quoted(name: str) -> str:
@@ -175,10 +189,13 @@ def resolve(schema: T.StructType, text: object) -> TablePlan:
     kernel = table_kernel_for(chosen, events)
     assert kernel is not None  # `table_plan` chose a plan with one
     fields = {f.name: f for f in schema.fields}
+    sort_columns = list(dict.fromkeys([*kernel.keys, *kernel.order]))
+    in_worker = sorts_in_worker(schema, sort_columns)
+    read = kernel.needed + [c for c in sort_columns if in_worker and c not in kernel.needed]
     return TablePlan(kernel, events.time.name, events.time.kind, events.on_null_time,
                      null_time_message(events.time).removeprefix("WispError: "),
-                     arrow_schema([fields[c] for c in kernel.needed]),
-                     arrow_schema(kernel.fields))
+                     arrow_schema([fields[c] for c in read]), arrow_schema(kernel.fields),
+                     in_worker)
 
 
 # ------------------------------------------------------------------ the function
@@ -201,6 +218,7 @@ class WispWindow:
         assert analyzed.plan is not None
         self.plan = analyzed.plan
         self.batches: list[pa.RecordBatch] = []
+        vectorise_partition_boundaries(sys._getframe(1))
 
     @staticmethod
     def analyze(table: AnalyzeArgument, query: AnalyzeArgument) -> Analyzed:
@@ -213,7 +231,8 @@ class WispWindow:
         plan = resolve(table.dataType, query.value)
         schema = T.StructType(plan.kernel.fields)
         keys = plan.kernel.keys
-        order = [OrderingColumn(quoted(c)) for c in [*keys, *plan.kernel.order]]
+        order = [] if plan.sorts_in_worker else \
+            [OrderingColumn(quoted(c)) for c in plan.sort_columns]
         if not keys:
             return Analyzed(schema, withSinglePartition=True, orderBy=order, plan=plan)
         # One hash of the keys, not the key columns themselves: Spark's Arrow UDTF drops
@@ -233,7 +252,10 @@ class WispWindow:
         batches, self.batches = self.batches, []
         if not batches:
             return
-        for out in self.plan.kernel.kernel(iter(batches)):
+        kernel: Kernel = self.plan.kernel.kernel
+        if self.plan.sorts_in_worker:
+            kernel = SortedInput(kernel, self.plan.sort_columns)
+        for out in WithinMemory(kernel)(iter(batches)):
             if out.num_rows:
                 yield out
 
@@ -272,6 +294,47 @@ def absent(values: pa.Array, kind: str) -> pa.Array | None:
     """Where `values` are null (or NaN for float values), or None where none is."""
     missing = pc.is_null(values, nan_is_null=kind == "float")
     return missing if pc.any(missing).as_py() else None
+
+
+# ------------------------------------------------------- partition boundaries
+
+BOUNDARY_METHOD = "_detect_partition_boundaries"
+"""The method of PySpark's Arrow UDTF wrapper (`ArrowUDTFWithPartition`, in
+`pyspark.worker`) that finds where the partitions of a batch begin: a Python loop that
+converts two values of every row, which costs the table function as much as a kernel."""
+
+
+def vectorise_partition_boundaries(frame: FrameType | None, depth: int = 4) -> None:
+    """Give the PySpark wrapper that is making this instance (found among the calling
+    frames, up to `depth`) a vectorised `BOUNDARY_METHOD`: the same boundaries, found
+    with Arrow compute instead of a loop per row. Where no such wrapper is found (another
+    PySpark version) nothing changes: the results are the same either way."""
+    for _ in range(depth):
+        if frame is None:
+            return
+        wrapper = frame.f_locals.get("self")
+        indexes = getattr(wrapper, "_partition_child_indexes", None)
+        if wrapper is not None and indexes and hasattr(wrapper, BOUNDARY_METHOD):
+            setattr(wrapper, BOUNDARY_METHOD,
+                    functools.partial(partition_boundaries, indexes=list(indexes)))
+            return
+        frame = frame.f_back
+
+
+def partition_boundaries(batch: pa.RecordBatch, indexes: list[int]) -> list[int]:
+    """Where each run of equal values of the columns `indexes` begins in `batch`, then
+    its length (nulls equal to nulls): `[0, ..., num_rows]`."""
+    n = batch.num_rows
+    if n <= 1:
+        return [0, n]
+    changed = np.zeros(n - 1, dtype=bool)
+    for i in indexes:
+        values = batch.column(i)
+        after, before = values.slice(1), values.slice(0, n - 1)
+        differ = pc.fill_null(pc.not_equal(after, before), False)
+        one_null = pc.xor(pc.is_null(after), pc.is_null(before))
+        changed |= pc.or_(differ, one_null).to_numpy(zero_copy_only=False)
+    return [0, *(np.flatnonzero(changed) + 1).tolist(), n]
 
 
 # ------------------------------------------------------------------ registration

@@ -172,7 +172,8 @@ def table_plan(inputs: Inputs, window: Window | None,
     kind = "the cumulative window" if window is None else type(window).__name__
     raise WispUnsupportedError(
         f"`window` must be a window that runs on a kernel in SQL, found {kind}, whose "
-        f"strategies ({chosen.strategy}) run only through the Python API or wisp run")
+        f"strategy ({chosen.strategy}) needs Spark expressions to compute its input; run "
+        "it with the Python API or wisp run")
 
 
 def resolve(schema: T.StructType, text: object) -> TablePlan:

@@ -88,6 +88,7 @@ bench: install java-check
 	$(PY) -m benchmarks.features --output out/features.md
 	$(PY) -m benchmarks.point_in_time --output out/point_in_time.md
 	$(PY) -m benchmarks.sketches --output out/sketches.md
+	$(PY) -m benchmarks.sql --output out/sql.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

@@ -22,7 +22,7 @@ def test_public_names_are_pinned() -> None:
         "clock", "collect", "count", "count_distinct", "cron", "daily", "events",
         "ewm_mean", "explain", "first",
         "from_edges", "hourly", "last", "max", "max_by", "mean", "median", "min", "min_by",
-        "monthly", "quantile", "report", "session",
+        "monthly", "quantile", "register_sql", "report", "session",
         "snap_to_hops", "stddev", "stream_report", "sum", "time_weighted_mean", "udaf",
         "variance", "weekly", "wisp_error",
         "yearly", "approx_count_distinct", "approx_quantile", "bottom_k", "first_k",

@@ -76,6 +76,7 @@ if _TYPE_CHECKING:
     from .joins import asof_join
     from .session import session
     from .snap import snap_to_hops
+    from .sql import register_sql
     from .windowed import explain, latest, report, stream_report
 
 __all__ = [
@@ -132,6 +133,7 @@ __all__ = [
     "min_by",
     "monthly",
     "quantile",
+    "register_sql",
     "report",
     "session",
     "snap_to_hops",
@@ -158,6 +160,7 @@ _LAZY = {
     "asof_join": "joins",
     "session": "session",
     "snap_to_hops": "snap",
+    "register_sql": "sql",
     "explain": "windowed",
     "latest": "windowed",
     "report": "windowed",
@@ -190,6 +193,10 @@ def _load(name: str) -> _Any:
         from .snap import snap_to_hops
 
         return snap_to_hops
+    if module == "sql":
+        from .sql import register_sql
+
+        return register_sql
     if module == "windowed":
         from .windowed import explain, latest, report, stream_report
 

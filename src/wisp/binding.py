@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, cast
 
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
@@ -68,7 +68,7 @@ def time_kind(data_type: T.DataType) -> TimeKind | None:
     return None
 
 
-def column_field(df: DataFrame, param: str, name: object) -> T.StructField:
+def column_field(df: DataFrame | TableSchema, param: str, name: object) -> T.StructField:
     """The schema field of `df` named by the argument `param` (a `WispError` naming
     `param`, with a "did you mean", when `df` has no such column)."""
     if not isinstance(name, str) or not name:
@@ -79,6 +79,22 @@ def column_field(df: DataFrame, param: str, name: object) -> T.StructField:
         raise bad_value(param, f"a column of the DataFrame (columns: {', '.join(fields)})",
                         name, hint=hint)
     return fields[name]
+
+
+class TableSchema:
+    """A table known by its schema alone, standing in for a DataFrame where only the
+    schema is read: a SQL table argument as a table function's `analyze` sees it
+    (`wisp.sql`), before any Spark session or DataFrame exists there. A batch table;
+    its column names compare as Spark's default does (case-insensitively)."""
+
+    isStreaming = False
+
+    def __init__(self, schema: T.StructType) -> None:
+        self.schema = schema
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.schema.names)
 
 
 class Events:
@@ -138,7 +154,7 @@ class Events:
 E = TypeVar("E", bound=Events)
 
 
-def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = None,
+def bind_events(make: type[E], df: DataFrame | TableSchema, time: str, *, end: str | None = None,
                 key: str | Sequence[str] | None = None, order: str | None = None,
                 on_null_time: NullTimePolicy = "error", lateness: object = None,
                 on_late: LatePolicy = "count", max_future: object = None,
@@ -146,7 +162,7 @@ def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = No
     """Validate the roles of `wisp.events(df, time, ...)` against `df`'s schema and bind
     them: an instance of `make` (`Events` or a subclass). Every bad argument is a
     `WispError` naming its parameter."""
-    if not isinstance(df, DataFrame):
+    if not isinstance(df, (DataFrame, TableSchema)):
         raise bad_value("df", "a PySpark DataFrame", type(df).__name__)
     check_distinct_columns(df)
     time_field = column_field(df, "time", time)
@@ -192,7 +208,8 @@ def bind_events(make: type[E], df: DataFrame, time: str, *, end: str | None = No
     if on_late != "count" and lateness_ticks is None:
         raise bad_value("on_late", "'count' for a batch DataFrame (late rows are a "
                         "stream's)", on_late)
-    bound = make(df, TimeColumn(time, kind, time_field.dataType), end, keys, order,
+    # a TableSchema stands in for the DataFrame where only its schema is read (wisp.sql)
+    bound = make(cast(DataFrame, df), TimeColumn(time, kind, time_field.dataType), end, keys, order,
                  on_null_time, lateness_ticks, on_late)
     bound.max_future = future_limit(df, kind, max_future)
     bound.allowed_lateness = allowed_span(time_field, kind, on_late, allowed_lateness)
@@ -220,7 +237,7 @@ WALL_CLOCK_KINDS = ("timestamp", "timestamp_ntz", "date")
 """The time kinds a processing time compares with (`max_future`)."""
 
 
-def future_limit(df: DataFrame, kind: TimeKind, max_future: object) -> int | None:
+def future_limit(df: DataFrame | TableSchema, kind: TimeKind, max_future: object) -> int | None:
     """`max_future` in ticks (microseconds): None, or a positive duration on a stream
     whose time is a wall clock (a timestamp, timestamp_ntz or date column)."""
     if max_future is None:
@@ -248,7 +265,7 @@ def positive_duration(value: object, param: str, example: str) -> int:
     return ticks
 
 
-def check_distinct_columns(df: DataFrame) -> None:
+def check_distinct_columns(df: DataFrame | TableSchema) -> None:
     """Refuse a DataFrame with two columns of one name (to Spark: case-insensitively
     unless `spark.sql.caseSensitive` is on), which every query would fail to resolve
     (AMBIGUOUS_REFERENCE) even where it does not read that column."""
@@ -269,7 +286,9 @@ def check_distinct_columns(df: DataFrame) -> None:
                              f"found {found}")
 
 
-def _case_sensitive(df: DataFrame) -> bool:
+def _case_sensitive(df: DataFrame | TableSchema) -> bool:
+    if isinstance(df, TableSchema):
+        return False
     return str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
 
 
@@ -293,7 +312,7 @@ WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
 STREAM_TIME_KINDS = ("timestamp", "timestamp_ntz", "date", "integer", "float", "decimal")
 
 
-def stream_lateness(df: DataFrame, time_field: T.StructField, kind: TimeKind,
+def stream_lateness(df: DataFrame | TableSchema, time_field: T.StructField, kind: TimeKind,
                     lateness: object) -> int | None:
     """A streaming table's lateness in ticks of its time column (None for a batch
     table): `lateness` (a positive duration, a number for numeric time), or the delay of

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 
+from ..binding import Events
 from ..plan.frames import FramesPlan
 from ..runtime.codecs.batches import CHUNK_ROWS
 from ..runtime.windows.frames import FrameKernel
 from .columns import guarded
-from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .compiler import KeyedKernel, Query, TableKernel, compiles, keyed_kernel, table_kernel
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped, output_fields
 
 
-@keyed_kernel(FramesPlan)
-def frames_kernel(plan: FramesPlan, query: Query) -> KeyedKernel:
-    """The frame kernel and its input."""
-    events = query.events
+@table_kernel(FramesPlan)
+def frames_table(plan: FramesPlan, events: Events) -> TableKernel:
+    """The frame kernel and the columns it reads, from the events' schema and roles."""
     keys = list(events.key)
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan)]))
     fields = output_fields(events, plan.aggregations)
@@ -33,8 +33,15 @@ def frames_kernel(plan: FramesPlan, query: Query) -> KeyedKernel:
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, frame=plan.frame, aggregates=aggregate_jobs(plan, events),
         schema=arrow_schema(fields), chunk_rows=CHUNK_ROWS)
-    return KeyedKernel(guarded(events, query.observation), keys,
-                       [events.time.name, *plan.tie_break], needed, kernel, fields)
+    return TableKernel(keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+
+
+@keyed_kernel(FramesPlan)
+def frames_kernel(plan: FramesPlan, query: Query) -> KeyedKernel:
+    """The frame kernel and its input."""
+    table = frames_table(plan, query.events)
+    return KeyedKernel(guarded(query.events, query.observation), table.keys, table.order,
+                       table.needed, table.kernel, table.fields)
 
 
 @compiles(FramesPlan)

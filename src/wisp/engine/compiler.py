@@ -125,3 +125,61 @@ def kernel_for(plan: Plan, query: Query) -> KeyedKernel:
         raise TypeError(f"no kernel builder is registered for {type(plan).__name__}") \
             from None
     return builder(plan, query)
+
+
+@dataclass(frozen=True)
+class TableKernel:
+    """A kernel strategy as a table function runs it (`wisp.sql`): no DataFrame, no
+    Spark expression, only the kernel and what its input must be. Spark partitions the
+    table by `keys` and sorts each key's rows by `order` for it; the table function
+    passes the columns `needed` and checks, in Python, what the batch plan checks with
+    Spark expressions: a null (or NaN) time, an `end` before its time, a null or NaN
+    Delta attribute (`attributes`: name and time kind of each)."""
+
+    keys: list[str]
+    order: list[str]
+    needed: list[str]
+    kernel: Any
+    fields: list[T.StructField]
+    end: str | None = None
+    attributes: tuple[tuple[str, str], ...] = ()
+
+
+EXPRESSION_IN_SQL = (
+    "`window.{param}` must not be a {{col: ...}} or {{expr: ...}} value in SQL (wisp_window "
+    "runs no Spark expression inside the table function), found one; compute the column "
+    "in the table first, or run the query with the Python API or wisp run")
+"""The refusal of a window parameter that is a Spark column, in a table function."""
+WHOLE_INPUT_IN_SQL = (
+    "`window` must not need the whole input in SQL ({what}: wisp_window sees one key's "
+    "rows at a time), found one; run the query with the Python API or wisp run")
+"""The refusal of a window whose batch plan reads a value of the whole input."""
+
+
+TableKernelBuilder = Callable[[Any, Events], TableKernel]
+_TABLE_KERNELS: dict[type[Plan], TableKernelBuilder] = {}
+
+
+def table_kernel(plan_class: type[P]) -> Callable[[Callable[[P, Events], TableKernel]],
+                                                  Callable[[P, Events], TableKernel]]:
+    """Register the decorated function as the table-function kernel builder of
+    `plan_class`: it builds the kernel from the events' schema and roles alone (their
+    `df` may be a `binding.TableSchema`), and raises a `WispUnsupportedError` for a
+    plan whose input needs a Spark expression or the whole input."""
+    def register(function: Callable[[P, Events], TableKernel]
+                 ) -> Callable[[P, Events], TableKernel]:
+        _TABLE_KERNELS[plan_class] = function
+        return function
+    return register
+
+
+def table_kernel_for(plan: Plan, events: Events) -> TableKernel | None:
+    """The table-function kernel of `plan`'s strategy over `events` (None: the strategy
+    has none, e.g. a native one)."""
+    builder = _TABLE_KERNELS.get(type(plan))
+    return None if builder is None else builder(plan, events)
+
+
+def has_table_kernel(plan: Plan) -> bool:
+    """Whether `plan`'s strategy has a table-function kernel builder."""
+    return type(plan) in _TABLE_KERNELS

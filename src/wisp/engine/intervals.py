@@ -10,17 +10,29 @@ made per (event, window) pair.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from ..binding import Events
+from ..errors import WispUnsupportedError
 from ..plan.intervals import HoppingWindows, IntervalsPlan, IntervalWindow, StreamPanesPlan
 from ..runtime.aggregates.partials import partial_of
 from ..runtime.streaming.panes import PaneKernel
 from ..runtime.windows.hopping import HORIZON_END, HORIZON_START
 from ..runtime.windows.interval_kernels import interval_kernel
 from .columns import col, interval_guarded, whole_input
-from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .compiler import (
+    WHOLE_INPUT_IN_SQL,
+    KeyedKernel,
+    Query,
+    TableKernel,
+    compiles,
+    keyed_kernel,
+    table_kernel,
+)
 from .layout import aggregate_jobs, arrow_schema, mapped, output_fields
 
 
@@ -45,26 +57,56 @@ def with_horizon(df: DataFrame, events: Events) -> DataFrame:
                            HORIZON_END: newest.getField(HORIZON_END)})
 
 
-@keyed_kernel(IntervalsPlan)
-def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
-    """The interval-windows kernel and its input."""
-    events = query.events
-    window = plan.windows
-    df = interval_guarded(events, query.observation)
+def intervals_parts(plan: IntervalsPlan, events: Events, horizon: bool
+                    ) -> tuple[list[str], Any, list[T.StructField]]:
+    """The interval-windows kernel, the columns it reads (with the newest start and end
+    of the whole input where `horizon`) and its output fields."""
     keys = list(events.key)
     needed = list(dict.fromkeys(
         [*keys, events.time.name, *([events.end] if events.end else []),
          *[c for r in plan.aggregations for c in r.aggregation.columns]]))
-    if not events.streaming and needs_horizon(  # a stream never writes the shared row
-            events, window, any(r.aggregation.lifetimes for r in plan.aggregations)):
-        df = with_horizon(df, events)
+    if horizon:
         needed += [HORIZON_START, HORIZON_END]
     fields = output_fields(events, plan.aggregations)
     kernel = interval_kernel(
         keys=tuple(keys), time=events.time.name, end=events.end, time_kind=events.time.kind,
-        time_scale=events.time.scale, window=window,
+        time_scale=events.time.scale, window=plan.windows,
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields))
-    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+    return needed, kernel, fields
+
+
+def horizon_needed(plan: IntervalsPlan, events: Events) -> bool:
+    """Whether the batch plan gives each row the whole input's newest start and end
+    (`needs_horizon`; a stream never writes the shared row)."""
+    return not events.streaming and needs_horizon(
+        events, plan.windows, any(r.aggregation.lifetimes for r in plan.aggregations))
+
+
+@keyed_kernel(IntervalsPlan)
+def intervals_kernel(plan: IntervalsPlan, query: Query) -> KeyedKernel:
+    """The interval-windows kernel and its input."""
+    events = query.events
+    df = interval_guarded(events, query.observation)
+    horizon = horizon_needed(plan, events)
+    if horizon:
+        df = with_horizon(df, events)
+    needed, kernel, fields = intervals_parts(plan, events, horizon)
+    return KeyedKernel(df, list(events.key), [events.time.name, *plan.tie_break], needed,
+                       kernel, fields)
+
+
+@table_kernel(IntervalsPlan)
+def intervals_table(plan: IntervalsPlan, events: Events) -> TableKernel:
+    """The interval-windows kernel for a table function; refused where the batch plan
+    reads the whole input's newest start and end (`Hopping` over interval events whose
+    end column may be null)."""
+    if horizon_needed(plan, events):
+        raise WispUnsupportedError(WHOLE_INPUT_IN_SQL.format(
+            what="Hopping over interval events whose end column may be null bounds its "
+                 "windows by the newest start and end of all the events"))
+    needed, kernel, fields = intervals_parts(plan, events, False)
+    return TableKernel(list(events.key), [events.time.name, *plan.tie_break], needed, kernel,
+                       fields, end=events.end)
 
 
 @keyed_kernel(StreamPanesPlan)

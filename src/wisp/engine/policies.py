@@ -11,11 +11,12 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from ..binding import Events
 from ..plan.policies import PoliciesPlan
 from ..runtime.windows.policies import SplKernel
 from ..spec.policies import Punctuation
 from .columns import col, fail_where, guarded
-from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .compiler import KeyedKernel, Query, TableKernel, compiles, keyed_kernel, table_kernel
 from .layout import (
     aggregate_jobs,
     aggregation_columns,
@@ -38,13 +39,11 @@ def attribute_guard(df: DataFrame, attrs: list[tuple[str, str]]) -> DataFrame:
     return df
 
 
-@keyed_kernel(PoliciesPlan)
-def policies_kernel(plan: PoliciesPlan, query: Query) -> KeyedKernel:
-    """The policy kernel and its input, in arrival order (a stream's plan has no
-    `order`: time, then the tie-break columns)."""
-    events = query.events
+@table_kernel(PoliciesPlan)
+def policies_table(plan: PoliciesPlan, events: Events) -> TableKernel:
+    """The policy kernel and the columns it reads, in arrival order (a stream's plan has
+    no `order`: time, then the tie-break columns); the Delta attributes to check."""
     attrs = list(plan.attributes)
-    df = attribute_guard(guarded(events, query.observation), attrs)
     keys = list(events.key)
     flags = [p.col for p in (plan.evict, plan.trigger) if isinstance(p, Punctuation)]
     needed = list(dict.fromkeys(
@@ -56,7 +55,17 @@ def policies_kernel(plan: PoliciesPlan, query: Query) -> KeyedKernel:
         time_scale=events.time.scale, mode=plan.mode, evict=plan.evict,
         trigger=plan.trigger, partial=plan.partial, attrs=tuple(attrs),
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields))
-    return KeyedKernel(df, keys, list(plan.arrival), needed, kernel, fields)
+    return TableKernel(keys, list(plan.arrival), needed, kernel, fields,
+                       attributes=tuple(attrs))
+
+
+@keyed_kernel(PoliciesPlan)
+def policies_kernel(plan: PoliciesPlan, query: Query) -> KeyedKernel:
+    """The policy kernel and its input, with the guard on its Delta attributes."""
+    table = policies_table(plan, query.events)
+    df = attribute_guard(guarded(query.events, query.observation), list(plan.attributes))
+    return KeyedKernel(df, table.keys, table.order, table.needed, table.kernel,
+                       table.fields)
 
 
 @compiles(PoliciesPlan)

@@ -8,10 +8,19 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..binding import Events
+from ..errors import WispUnsupportedError
 from ..plan.sessions import SessionsPlan
 from ..runtime.windows.sessions import SessionKernel
 from .columns import col, fail_where, interval_guarded
-from .compiler import KeyedKernel, Query, compiles, keyed_kernel
+from .compiler import (
+    EXPRESSION_IN_SQL,
+    KeyedKernel,
+    Query,
+    TableKernel,
+    compiles,
+    keyed_kernel,
+    table_kernel,
+)
 from .layout import (
     aggregate_jobs,
     aggregation_columns,
@@ -45,6 +54,18 @@ def gap_message(events: Events, shown: str) -> Column:
         col(events.time.name).cast("string"))
 
 
+def session_kernel(plan: SessionsPlan, events: Events, end: str | None,
+                   gap_column: str | None) -> SessionKernel:
+    """The session kernel, reading the end time from the column `end` and the per-row
+    gap in ticks from `gap_column` (None: none)."""
+    fields = output_fields(events, plan.aggregations)
+    return SessionKernel(
+        keys=tuple(events.key), time=events.time.name, end=end,
+        time_kind=events.time.kind, time_scale=events.time.scale, gap=plan.gap,
+        max_duration=plan.max_duration, gap_column=gap_column,
+        aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields))
+
+
 @keyed_kernel(SessionsPlan)
 def sessions_kernel(plan: SessionsPlan, query: Query) -> KeyedKernel:
     """The session kernel and its input."""
@@ -63,15 +84,24 @@ def sessions_kernel(plan: SessionsPlan, query: Query) -> KeyedKernel:
         df = fail_where(df, col(GAP).isNull() | (col(GAP) <= F.lit(0)),
                         gap_message(events, shown))
         needed.append(GAP)
-    fields = output_fields(events, plan.aggregations)
-    kernel = SessionKernel(
-        keys=tuple(keys), time=events.time.name,
-        end=None if events.end is None else END, time_kind=events.time.kind,
-        time_scale=events.time.scale, gap=plan.gap, max_duration=plan.max_duration,
-        gap_column=None if plan.gap_column is None else GAP,
-        aggregates=aggregate_jobs(plan, events),
-        schema=arrow_schema(fields))
-    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel, fields)
+    kernel = session_kernel(plan, events, None if events.end is None else END,
+                            None if plan.gap_column is None else GAP)
+    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
+                       output_fields(events, plan.aggregations))
+
+
+@table_kernel(SessionsPlan)
+def sessions_table(plan: SessionsPlan, events: Events) -> TableKernel:
+    """The session kernel for a table function, reading the end column under its own
+    name; a per-row gap (a Spark expression) is refused."""
+    if plan.gap_column is not None:
+        raise WispUnsupportedError(EXPRESSION_IN_SQL.format(param="gap"))
+    keys = list(events.key)
+    needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan),
+                                 *([events.end] if events.end else [])]))
+    return TableKernel(keys, [events.time.name, *plan.tie_break], needed,
+                       session_kernel(plan, events, events.end, None),
+                       output_fields(events, plan.aggregations), end=events.end)
 
 
 @compiles(SessionsPlan)

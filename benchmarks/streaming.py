@@ -13,6 +13,10 @@ A warm-up run of the native query goes first (the JVM's first queries are slower
 third and more in this session), then `rounds` rounds of every case in turn; the table
 gives the median of each case's runs and the median of its ratios to the native run of
 the same round.
+`tumbling_changes` is `Tumbling("10s")` with `emit="changes"` (every open window a
+batch changed is written too) and `tumbling_update` with `on_late="update",
+allowed_lateness="10s"` (windows kept 10 s past their end); `native_update` is Spark's
+`groupBy(window)` in Update mode (each batch writes the windows it changed).
 `tumbling_picks` is `Tumbling("10s")` with `first`, `last`, `max_by` and an integer sum
 (their pane partials keep the picked row with its time and tie-break columns, and the
 exact sum). `tumbling_sketches` is `Tumbling("10s")` with `approx_count_distinct`, `hll_sketch`
@@ -43,7 +47,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +72,16 @@ Query = Callable[[ws.Events], DataFrame]
 class Case:
     name: str
     query: Query
+    options: dict[str, Any] = field(default_factory=dict)
+    """More arguments of `ws.events` (revisions: `on_late`, `allowed_lateness`)."""
 
 
 CASES = [
     Case("tumbling", lambda ev: ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.mean("v"))),
+    Case("tumbling_changes", lambda ev: ev.window(ws.Tumbling("10s")).agg(
+        ws.count(), ws.mean("v"), emit="changes")),
+    Case("tumbling_update", lambda ev: ev.window(ws.Tumbling("10s")).agg(
+        ws.count(), ws.mean("v")), {"on_late": "update", "allowed_lateness": "10s"}),
     Case("tumbling_picks", lambda ev: ev.window(ws.Tumbling("10s")).agg(
         ws.first("v"), ws.last("v"), ws.max_by("v", "ts"), ws.sum("k"))),
     Case("tumbling_sketches", lambda ev: ev.window(ws.Tumbling("10s")).agg(
@@ -197,9 +207,11 @@ class Measure:
     state_mib: float
 
 
-def measured(df: DataFrame, batches: int, directory: Path) -> Measure:
-    """Run `batches` micro-batches of `df` into the noop sink; the steady figures."""
-    query = (df.writeStream.format("noop").outputMode("append")
+def measured(df: DataFrame, batches: int, directory: Path, mode: str = "append"
+             ) -> Measure:
+    """Run `batches` micro-batches of `df` into the noop sink (in output `mode`); the
+    steady figures."""
+    query = (df.writeStream.format("noop").outputMode(mode)
              .option("checkpointLocation", str(directory))
              .trigger(processingTime="0 seconds").start())
     try:
@@ -231,7 +243,8 @@ def floor_run(floor: Callable[[DataFrame], DataFrame]) -> Build:
 
 def case_run(case: Case) -> Build:
     return lambda spark, rows, keys: case.query(ws.events(rate(spark, rows, keys), time="ts",
-                                                          key="k", lateness="2s"))
+                                                          key="k", lateness="2s",
+                                                          **case.options))
 
 
 def runs(args: argparse.Namespace) -> list[tuple[str, str, Build]]:
@@ -240,6 +253,9 @@ def runs(args: argparse.Namespace) -> list[tuple[str, str, Build]]:
     found: list[tuple[str, str, Build]] = []
     if wanted is None or "tumbling" in wanted:
         found.append(("native", "native groupBy(window) tumbling",
+                      lambda spark, rows, keys: native_tumbling(rate(spark, rows, keys))))
+    if wanted is None or "native_update" in wanted:
+        found.append(("native_update", "native groupBy(window) tumbling, Update mode",
                       lambda spark, rows, keys: native_tumbling(rate(spark, rows, keys))))
     floors: list[tuple[str, str, Callable[[DataFrame], DataFrame]]] = [
         ("operator_floor", "operator_floor (a processor doing nothing)", operator_floor),
@@ -281,15 +297,16 @@ def main() -> None:
         measured(native_tumbling(rate(spark, args.rows, args.keys)), 8, scratch / "warm")
         for round_ in range(args.rounds):
             for name, _, build in queries:
+                mode = "update" if name == "native_update" else "append"
                 found[name].append(measured(build(spark, args.rows, args.keys),
-                                            args.batches, scratch / f"{name}-{round_}"))
+                                            args.batches, scratch / f"{name}-{round_}", mode))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     natives = found.get("native")
     for name, label, _ in queries:
         ms = statistics.median(m.batch_ms for m in found[name])
         ratio = "-"
-        if natives and (name == "native" or name == "tumbling" or "floor" in name):
+        if natives and (name.startswith(("native", "tumbling")) or "floor" in name):
             pairs = zip(found[name], natives, strict=True)
             ratio = f"{statistics.median(m.batch_ms / n.batch_ms for m, n in pairs):.2f}"
         last = found[name][-1]

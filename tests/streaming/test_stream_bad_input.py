@@ -109,7 +109,8 @@ def test_kinds_that_do_not_run_on_a_stream_yet_are_refused(
     ev = ws.events(stream, time="ts", key="k", lateness="5s")
     with pytest.raises(ws.WispUnsupportedError) as caught:
         ev.window(window).agg(ws.count())
-    text = str(caught.value)
+    # kinds a test defines register too (tests/pairs_kind.py), when imported first
+    text = str(caught.value).replace(", Pairs, ", ", ")
     assert text.startswith(
         "`window` must be one of CountByStartTime, cumulative (ev.agg), Dynamic (anchors "
         "from a stream, or a clock), feature sets (Events.features; label rows from a "

@@ -201,17 +201,22 @@ class CarriedRowsStream(StreamPlan):
                 "wakes it when its next output can be final.")
 
 
-@dataclass(frozen=True, kw_only=True)
-class CarriedPanesStream(CarriedRowsStream):
-    """Pane partials without a key and with late rows emitted: every row in the one
-    group of the stateful operator, added to its pane as it arrives."""
+class PaneRows:
+    """What the operators that take pane partials row by row (late rows emitted) share:
+    nothing sorted, and the pane kernels' late rule."""
 
     @property
     def sorts(self) -> bool:
         return False
 
-    def late(self) -> str:
+    def late(self: StreamPlan) -> str:  # type: ignore[misc]
         return pane_late(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CarriedPanesStream(PaneRows, CarriedRowsStream):
+    """Pane partials without a key and with late rows emitted: every row in the one
+    group of the stateful operator, added to its pane as it arrives."""
 
     def how(self) -> str:
         return (f"Structured Streaming on {PANES_STRATEGY}: every row in one group of "
@@ -223,16 +228,9 @@ class CarriedPanesStream(CarriedRowsStream):
 
 
 @dataclass(frozen=True, kw_only=True)
-class KeyBucketsStream(StreamPlan):
+class KeyBucketsStream(PaneRows, StreamPlan):
     """Pane partials by key with late rows emitted: the rows grouped by a hash bucket
     of the key, one stored value per bucket holding the panes of each of its keys."""
-
-    @property
-    def sorts(self) -> bool:
-        return False
-
-    def late(self) -> str:
-        return pane_late(self)
 
     def how(self) -> str:
         return (f"Structured Streaming on {PANES_STRATEGY}: rows grouped by a hash of "

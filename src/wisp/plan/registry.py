@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .nodes import Plan, ResolvedAggregation
 from .source import Inputs
@@ -25,6 +25,32 @@ class NoWindow:
 
     def __repr__(self) -> str:
         return "cumulative aggregation"
+
+
+class Conditional(Protocol):
+    """A registered entry, perhaps for the specs where `when` holds."""
+
+    @property
+    def when(self) -> Callable[[Any], bool] | None: ...
+
+
+E = TypeVar("E", bound=Conditional)
+
+
+def add_entry(table: dict[type, list[E]], spec_class: type, entry: E) -> None:
+    """Register `entry` for `spec_class` in `table`: entries with a `when` are tried in
+    the order registered, before the class's fallback (an entry without `when`)."""
+    entries = table.setdefault(spec_class, [])
+    entries.insert(sum(1 for e in entries if e.when is not None) if entry.when else
+                   len(entries), entry)
+
+
+def entry_for(table: dict[type, list[E]], window: object) -> E | None:
+    """The entry of `table` for `window`: the first whose test holds, or None."""
+    for entry in table.get(type(window), ()):
+        if entry.when is None or entry.when(window):
+            return entry
+    return None
 
 
 @dataclass(frozen=True)
@@ -41,16 +67,12 @@ def rule(spec_class: type[W], when: Callable[[W], bool] | None = None
     """Register the decorated function as the planning rule of `spec_class` (for the
     specs where `when` holds, if given)."""
     def register(function: Rule) -> Rule:
-        entries = _RULES.setdefault(spec_class, [])
-        entries.insert(sum(1 for e in entries if e.when is not None) if when else
-                       len(entries), _Entry(function, when))
+        add_entry(_RULES, spec_class, _Entry(function, when))
         return function
     return register
 
 
 def rule_for(window: object) -> Rule | None:
     """The rule that plans `window`, or None when no rule plans its class."""
-    for entry in _RULES.get(type(window), ()):
-        if entry.when is None or entry.when(window):
-            return entry.rule
-    return None
+    entry = entry_for(_RULES, window)
+    return None if entry is None else entry.rule

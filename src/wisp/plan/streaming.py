@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from ..errors import WispUnsupportedError
 from .nodes import Plan, ResolvedAggregation
-from .registry import NoWindow
+from .registry import NoWindow, add_entry, entry_for
 from .source import Inputs, Source, tie_break_columns
 
 W = TypeVar("W")
@@ -78,18 +78,9 @@ def stream_rule(spec_class: type[W], when: Callable[[W], bool] | None = None, *,
     name = spec_class.__name__ if label == "" else label
 
     def register(function: StreamRule) -> StreamRule:
-        entries = _STREAM_RULES.setdefault(spec_class, [])
-        entries.insert(sum(1 for e in entries if e.when is not None) if when else
-                       len(entries), _StreamEntry(function, when, name, edges))
+        add_entry(_STREAM_RULES, spec_class, _StreamEntry(function, when, name, edges))
         return function
     return register
-
-
-def _stream_entry(window: object) -> _StreamEntry | None:
-    for entry in _STREAM_RULES.get(type(window), ()):
-        if entry.when is None or entry.when(window):
-            return entry
-    return None
 
 
 def _labels(edges: bool) -> list[str]:
@@ -322,7 +313,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
         raise WispUnsupportedError(f"`strategy` must be '{STREAM_STRATEGY}' or None for a "
                                    f"query over a stream, found {strategy!r}")
     name = repr(window) if isinstance(window, NoWindow) else type(window).__name__
-    entry = _stream_entry(window)
+    entry = entry_for(_STREAM_RULES, window)
     if entry is None:
         raise unsupported_on_stream(name)
     if source.edges is not None and not entry.edges:

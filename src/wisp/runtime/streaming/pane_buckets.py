@@ -259,7 +259,7 @@ class PaneBuckets:
             kept = np.where(kept != NONE, np.minimum(kept, done), kept)
         outputs: list[pa.RecordBatch] = []
         out_key, out_window = unique_pairs(pair_key, pair_window)
-        if self.changes is False and len(out_key):
+        if not self.changes and len(out_key):
             closed_now = done[out_key]
             keep = (closed_now != NONE) & (out_window < closed_now)
             out_key, out_window = out_key[keep], out_window[keep]

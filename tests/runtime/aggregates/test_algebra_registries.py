@@ -18,7 +18,7 @@ from wisp.engine.panes import PARTIALS, RESULTS
 from wisp.query import AGG_FNS, CALL_ARGUMENTS, build_aggregation
 from wisp.runtime.aggregates.aggregate import FRAME_KERNELS, AggregateJob
 from wisp.runtime.aggregates.alive import ALIVE_KERNELS
-from wisp.runtime.windows.running import SCANS
+from wisp.runtime.windows.scans import SCANS
 from wisp.spec import aggregates as ws
 from wisp.spec.aggregates import DEFINITIONS, USER_DEFINITION, Definition
 

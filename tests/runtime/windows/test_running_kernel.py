@@ -27,7 +27,7 @@ from wisp.runtime.windows import running
 from wisp.runtime.windows.frames import FrameKernel
 from wisp.runtime.windows.periods import HIDDEN_TICK, TickKernel
 from wisp.runtime.windows.resumable import KernelState
-from wisp.runtime.windows.running import RunningKernel, Segments, float_scan
+from wisp.runtime.windows.running import RunningKernel
 
 
 def job(fn: str, column: str | None, value_class: str, output: pa.DataType
@@ -298,20 +298,6 @@ def test_long_segments_and_long_keys() -> None:
         want = canonical([reference(since, emit).run_group(table, runs)])
         assert_matches(got, want, table, exact_sums=True)
         assert_resumes(kernel(since, emit), table.slice(0, 300), [1, 64, 65, 200, 299])
-
-
-def test_float_scans_add_in_row_order() -> None:
-    """`float_scan` over segments short and long equals `np.cumsum` of each segment
-    from +0.0, bit for bit."""
-    rng = np.random.default_rng(3)
-    lengths = np.array([1, 3, 200, 65, 64, 2, 1, 90, 7])
-    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    values = rng.normal(size=int(starts[-1])) * 10.0 ** rng.integers(-9, 9, int(starts[-1]))
-    values[starts[:-1][1]] = -0.0
-    found = float_scan(values, Segments(starts))
-    for begin, stop in itertools.pairwise(starts.tolist()):
-        expected = np.cumsum(np.concatenate([[0.0], values[begin:stop]]))[1:]
-        assert found[begin:stop].tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize(("since", "names", "most"), [

@@ -42,17 +42,17 @@ import pyarrow.compute as pc
 
 from ...kernels import periods as kf
 from ...kernels.runs import one_run, run_index
+from ...kernels.segments import Segments
 from ...spec import calendar
 from ...spec.windows import CalendarTick
 from ..aggregates.aggregate import AggregateJob, aggregate
 from ..codecs.arrays import from_ticks, to_ticks, with_nulls
 from ..codecs.batches import CHUNK_ROWS
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
-from .running import (
-    HIDDEN_TICK,
+from .running import HIDDEN_TICK
+from .scans import (
     Carry,
     Scans,
-    Segments,
     carried,
     held_by_accumulators,
     input_names,

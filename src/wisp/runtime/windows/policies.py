@@ -40,16 +40,16 @@ import pyarrow.compute as pc
 from ...kernels import policies as ks
 from ...kernels import stabbing as sb
 from ...kernels.runs import one_run
+from ...kernels.segments import Segments
 from ...spec.policies import Count, Delta, Policy, Punctuation, Time
 from ..aggregates.aggregate import AggregateJob, aggregate
 from ..aggregates.alive import aggregate_alive
 from ..codecs.arrays import from_ticks, to_ticks
 from ..codecs.batches import CHUNK_ROWS
 from .resumable import Horizon, KernelState, Scalar, pending, resumed
-from .running import Carry as ScanCarry
-from .running import (
+from .scans import Carry as ScanCarry
+from .scans import (
     Scans,
-    Segments,
     carried,
     held_by_accumulators,
     input_names,

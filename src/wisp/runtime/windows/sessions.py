@@ -15,14 +15,14 @@ import pyarrow as pa
 
 from ...kernels import sessions as sk
 from ...kernels.frames import shifted
+from ...kernels.segments import Segments
 from ..aggregates.aggregate import AggregateJob, aggregate
 from ..codecs.arrays import from_ticks, ticks_or_zero, to_ticks, validity
 from ..codecs.batches import CHUNK_ROWS
 from .resumable import Horizon, KernelState, pending, resumed
-from .running import (
+from .scans import (
     Carry,
     Scanned,
-    Segments,
     carried,
     held_by_accumulators,
     result_at,

@@ -60,8 +60,13 @@ demo: install java-check
 
 # Plain `pytest` (not `python -m pytest`): pyproject's pytest settings alone put the
 # repository root and tests/ on the path, so the suite collects either way.
+# Two processes (pytest-xdist), each with its own local SparkSession (tests/conftest.py),
+# a test file at a time (`--dist loadfile`, so a module's shared stream runs once): much
+# of a Spark test's time is latency (query starts, micro-batch commits, the Python
+# workers' sockets), which the other process fills. `pytest -q` alone runs the same tests
+# in one process.
 test: install java-check
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile
 
 # The tests that need no JVM (spec, plan, kernels, runtime, the stream simulator, query
 # parsing): a few minutes, without Java. Two tiers' levers, neither used by `make test`:

@@ -142,10 +142,24 @@ class StreamProcessor(StatefulProcessor):
         pass
 
 
+EARLIEST_TIMER_MS = 1
+"""The earliest timer set. Spark's watermark starts at the epoch and never goes below
+it, and a timer before the epoch never fires (the state store keeps timers in an order
+where a negative time does not come before a positive one), so a key whose rows all lie
+before 1970 would never be written: its timer is set at 1 ms instead, which the first
+watermark past the epoch fires, and the key then writes what that watermark makes
+final. (Until then the key's rows wait: no watermark at or below the epoch promises
+anything.)"""
+
+
 def move_timer(handle: StatefulProcessorHandle, previous: int | None,
                timer: int | None) -> None:
     """Move the group's one event-time timer from `previous` to `timer` (ms; None: no
-    timer), if it changed."""
+    timer; never before `EARLIEST_TIMER_MS`), if it changed."""
+    if timer is not None:
+        timer = max(timer, EARLIEST_TIMER_MS)
+    if previous is not None:
+        previous = max(previous, EARLIEST_TIMER_MS)
     if timer == previous:
         return
     if previous is not None:

@@ -34,6 +34,8 @@ class Scenario:
     lateness: int | None = None
     """A stream's lateness in ticks (None: a batch table)."""
     on_late: str = "count"
+    allowed_lateness: int | None = None
+    emit: str = "final"
 
 
 def _sum() -> tuple[A.Aggregation, ...]:
@@ -127,6 +129,9 @@ STREAMS = (
              lateness=5 * SECONDS),
     Scenario("stream-sessions", POINTS, STREAM, lambda: W.Session("1m"), _sum,
              lateness=5 * SECONDS),
+    Scenario("stream-sessions-revisions", POINTS, STREAM, lambda: W.Session("1m"), _sum,
+             lateness=5 * SECONDS, on_late="update", allowed_lateness=60 * SECONDS,
+             emit="changes"),
     Scenario("stream-sliding", POINTS, STREAM,
              lambda: W.Sliding(P.Count(10), P.Count(2)), _sum, lateness=5 * SECONDS),
     Scenario("stream-dynamic-clock", POINTS, STREAM,

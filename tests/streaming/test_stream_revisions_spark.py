@@ -109,12 +109,12 @@ def test_queries_that_cannot_have_revisions_are_refused(streaming: SparkSession,
     update = ws.events(stream, time="ts", key="k", lateness="1s", on_late="update",
                        allowed_lateness="1m")
     with pytest.raises(ws.WispUnsupportedError) as caught:
-        update.window(ws.Session("5s")).agg(ws.count())
+        update.window(ws.Rows(-2, 0)).agg(ws.count())
     assert str(caught.value) == (
-        "`on_late` must be 'count' for Session here: revisions (on_late='update', "
+        "`on_late` must be 'count' for Rows here: revisions (on_late='update', "
         "emit='changes') run on Tumbling and Hopping by duration over point events whose "
         "aggregations all have pane partials (count, sum, mean, min, max, first, last, "
-        "...); this query runs arrow-sessions")
+        "...) and on Session; this query runs arrow-frames")
     with pytest.raises(ws.WispInputError, match=r"`allowed_lateness` must be a positive "
                                                 r"duration with on_late='update'"):
         ws.events(stream, time="ts", lateness="1s", on_late="update")

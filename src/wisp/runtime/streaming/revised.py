@@ -82,8 +82,11 @@ class Windows:
 class KindWindows(Protocol):
     """What a window kind gives the revision layer."""
 
-    replaces: bool
-    """Whether a late row can change a window's identity (then rows carry `replaces`)."""
+    @property
+    def replaces(self) -> bool:
+        """Whether a late row can change a window's identity (then rows carry
+        `replaces`)."""
+        ...
 
     def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
         """The windows of a key's sorted rows, final or not under `horizon`."""
@@ -379,7 +382,8 @@ class RevisedKernel:
         return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct)
 
 
-def replaces_type(bound: pa.DataType) -> pa.DataType:
-    """The type of `replaces`: a list of (window_start, window_end)."""
-    return pa.list_(pa.struct([pa.field("window_start", bound),
-                               pa.field("window_end", bound)]))
+def kind_windows(kernel: object) -> KindWindows | None:
+    """The revision layer's view of a kernel (None: a kind without revisions here)."""
+    if isinstance(kernel, SessionKernel):
+        return SessionWindows(kernel)
+    return None

@@ -417,4 +417,5 @@ def stream_count_by_start_time(inputs: Inputs, window: CountByStartTime,
                                resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
     return Streamed(plan_count_by_start_time(inputs, window, resolved, STRATEGY),
                     f"the events of the last {window.n} distinct start times",
-                    "a window once the watermark passes its last start time")
+                    "a window once the watermark passes its last start time",
+                    revisable=True)

@@ -218,9 +218,10 @@ class RevisedRowsStream(CarriedRowsStream):
         if source.emit == "changes":
             words.append("every open window whose rows changed is written with final "
                          "false and the next revision")
-        words.append("a late row that moves a session's bounds or merges sessions makes "
-                     "a new session whose row lists the sessions written before that it "
-                     "replaces (column replaces), with a revision above theirs")
+        words.append("a late row that changes a window's bounds (a session's start or "
+                     "end, sessions merged, a new start time that shifts count windows) "
+                     "makes new windows whose rows list the windows written before that "
+                     "they replace (column replaces), with a revision above theirs")
         return (f"Structured Streaming: {grouped} Spark's stateful operator "
                 "(transformWithStateInPandas, event time, RocksDB state store). "
                 "Revisions: " + "; ".join(words) + " (columns revision, final and "
@@ -396,8 +397,8 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
             f"{'count' if source.on_late == 'update' else 'final'!r} for {name} here: "
             "revisions (on_late='update', emit='changes') run on Tumbling and Hopping by "
             "duration over point events whose aggregations all have pane partials "
-            "(count, sum, mean, min, max, first, last, ...) and on Session; this query "
-            f"runs {streamed.inner.strategy}")
+            "(count, sum, mean, min, max, first, last, ...), on Session and on "
+            f"CountByStartTime; this query runs {streamed.inner.strategy}")
     return operator(source=source, window=streamed.inner.window, aggregations=resolved,
                     tie_break=tie_break_columns(source), reason=reason,
                     inner=streamed.inner, lateness=source.lateness, state=state,

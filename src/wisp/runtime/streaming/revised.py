@@ -45,8 +45,9 @@ import pyarrow as pa
 
 from ...kernels import sessions as sk
 from ...kernels.frames import shifted
-from ..codecs.arrays import from_ticks
+from ..codecs.arrays import from_ticks, to_ticks
 from ..codecs.sorting import sort_order
+from ..windows.counts import CountKernel
 from ..windows.sessions import SessionKernel
 from .operator import TICKS_PER_MS, check_stored, table_bytes, table_of
 
@@ -97,6 +98,11 @@ class KindWindows(Protocol):
         could only fall in windows that end later)."""
         ...
 
+    def reach_of(self, end: Any) -> Any:
+        """The latest time a row can have and still fall in (or join) a window that ends
+        at `end`: a later row reaches only later windows."""
+        ...
+
 
 @dataclass(frozen=True)
 class SessionWindows:
@@ -133,6 +139,9 @@ class SessionWindows:
         return Windows(batch, found.start, end, (found.hi - found.lo).astype(np.int64),
                        found.lo.astype(np.int64), final, closes)
 
+    def reach_of(self, end: Any) -> Any:
+        return end  # a row at a session's end joins it
+
     def own_end(self, rows: pa.Table) -> Ticks:
         kernel = self.kernel
         ticks, reach = kernel.reach(rows)
@@ -140,6 +149,49 @@ class SessionWindows:
         if kernel.max_duration is not None:
             end = np.minimum(end, shifted(ticks, kernel.max_duration))
         return end
+
+
+@dataclass(frozen=True)
+class CountByStartWindows:
+    """Count-by-start-time windows for the revision layer: the batch kernel over a key's
+    kept rows, window `i` identified by its first and last start times (`window_start`,
+    `window_end` = the last + 1 tick), final once the watermark reaches its last start;
+    a late row with a new start time shifts the windows that span it, each replaced by
+    the new windows over it."""
+
+    kernel: CountKernel
+    replaces: bool = True
+
+    def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
+        kernel = self.kernel
+        if rows.num_rows == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return Windows(pa.RecordBatch.from_pylist([], schema=kernel.schema), empty,
+                           empty, empty, empty, np.zeros(0, dtype=bool), [])
+        found = kernel.run_group(rows)
+        batches = [found] if isinstance(found, pa.RecordBatch) else list(found)
+        batch = pa.Table.from_batches(batches, schema=kernel.schema).combine_chunks()
+        start = to_ticks(batch.column("window_start").combine_chunks(), kernel.time_kind)
+        end = to_ticks(batch.column("window_end").combine_chunks(), kernel.time_kind)
+        order = np.argsort(start, kind="stable")
+        batch = pa.RecordBatch.from_arrays(
+            [c.take(pa.array(order)).combine_chunks() for c in batch.columns],
+            schema=kernel.schema)
+        start, end = start[order], end[order]
+        ticks = to_ticks(rows.column(kernel.time).combine_chunks(), kernel.time_kind)
+        lo = np.searchsorted(ticks, start, side="left")
+        hi = np.searchsorted(ticks, end - 1, side="right")
+        closes: list[float | int | None] = [int(e) for e in end]
+        return Windows(batch, start, end, (hi - lo).astype(np.int64), lo.astype(np.int64),
+                       end <= horizon, closes)
+
+    def reach_of(self, end: Any) -> Any:
+        return end - 1  # a row at or before a window's last start falls in its span
+
+    def own_end(self, rows: pa.Table) -> Ticks:
+        ticks = to_ticks(rows.column(self.kernel.time).combine_chunks(),
+                         self.kernel.time_kind)
+        return ticks + 1
 
 
 @dataclass(frozen=True)
@@ -216,7 +268,6 @@ class RevisedKernel:
         return RevisedState(self.schema.empty_table(), emitted.empty_table())
 
     def ticks(self, table: pa.Table) -> Ticks:
-        from ..codecs.arrays import to_ticks
         return to_ticks(table.column(self.time).combine_chunks(), self.time_kind)
 
     def split_late(self, state: RevisedState | None, rows: pa.Table, watermark_ms: int
@@ -285,9 +336,12 @@ class RevisedKernel:
         stays = np.ones(len(e_start), dtype=bool)  # the entries no written row replaces
         replaced_by: list[list[int]] = []
         revisions = np.zeros(len(written), dtype=np.int64)
+        current = np.zeros(len(e_start), dtype=bool)
+        current[match[known]] = True
         for j, i in enumerate(written):
-            overlaps = np.flatnonzero((e_start < found.end[i]) & (found.start[i] < e_end))
-            others = [int(o) for o in overlaps if o != match[i]]
+            overlaps = np.flatnonzero((e_start < found.end[i]) & (found.start[i] < e_end)
+                                      & ~current)
+            others = [int(o) for o in overlaps]
             replaced_by.append(others)
             before = [int(e_revision[o]) for o in others]
             if match[i] >= 0:
@@ -312,7 +366,7 @@ class RevisedKernel:
         retiring = found.final & (shifted(found.end, self.allowed or 0) < horizon)
         count = int(np.argmin(retiring)) if not retiring.all() else n
         if count:
-            retired = found.end[count - 1].item()
+            retired = self.kind.reach_of(found.end[count - 1]).item()
             rows = rows.slice(int(found.lo[count])) if count < n else rows.slice(0, 0)
             emitted = self.without_retired(emitted, found, count)
         fed = max(state.fed, horizon) if horizon != -math.inf else state.fed
@@ -320,17 +374,13 @@ class RevisedKernel:
         return RevisedStep(outputs, RevisedState(rows, emitted, fed, retired), timer)
 
     def without_retired(self, emitted: pa.Table, found: Windows, count: int) -> pa.Table:
-        """`emitted` without the entries that overlap none of the windows kept (those
-        after the first `count`): the retired windows, and none awaiting a row that
-        replaces it (its rows are in a kept window, which it overlaps)."""
-        start = emitted.column(START).to_numpy()
-        end = emitted.column(END).to_numpy()
-        k_start, k_end = found.start[count:], found.end[count:]
-        if not len(k_start):
-            return emitted.slice(0, 0)
-        overlaps = ((start[:, None] < k_end[None, :]) & (k_start[None, :] < end[:, None])
-                    ).any(axis=1)
-        return emitted.filter(pa.array(overlaps))
+        """`emitted` without the entries of the first `count` windows, retired (an
+        entry awaiting a row that replaces it stays: its rows are in a kept window)."""
+        retired = set(zip(found.start[:count].tolist(), found.end[:count].tolist(),
+                          strict=True))
+        pairs = zip(emitted.column(START).to_pylist(), emitted.column(END).to_pylist(),
+                    strict=True)
+        return emitted.filter(pa.array([p not in retired for p in pairs]))
 
     def timer(self, found: Windows, retired: int, horizon: float | int) -> int | None:
         """The watermark (ms) at which the key next has something to do: its earliest
@@ -386,4 +436,6 @@ def kind_windows(kernel: object) -> KindWindows | None:
     """The revision layer's view of a kernel (None: a kind without revisions here)."""
     if isinstance(kernel, SessionKernel):
         return SessionWindows(kernel)
+    if isinstance(kernel, CountKernel):
+        return CountByStartWindows(kernel)
     return None

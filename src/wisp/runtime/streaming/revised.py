@@ -43,12 +43,14 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ...kernels import intervals as iv
 from ...kernels import sessions as sk
 from ...kernels.frames import shifted
 from ..codecs.arrays import from_ticks, to_ticks
 from ..codecs.sorting import sort_order
 from ..windows.counts import CountKernel
 from ..windows.sessions import SessionKernel
+from ..windows.snapshot import SnapshotKernel
 from .operator import TICKS_PER_MS, check_stored, table_bytes, table_of
 
 REVISED_STATE_VERSION = 3
@@ -79,6 +81,16 @@ class Windows:
     final: Mask
     closes: list[float | int | None]
 
+    def since(self, cut: float | int | None) -> Windows:
+        """The windows that start at or after `cut` (None: all): those before it are
+        retired, and the rows kept no longer give them whole."""
+        if cut is None or not len(self.start) or self.start[0] >= cut:
+            return self
+        keep = np.flatnonzero(self.start >= cut)
+        return Windows(self.batch.take(pa.array(keep)), self.start[keep], self.end[keep],
+                       self.rows[keep], self.lo[keep], self.final[keep],
+                       [self.closes[i] for i in keep])
+
 
 class KindWindows(Protocol):
     """What a window kind gives the revision layer."""
@@ -102,6 +114,21 @@ class KindWindows(Protocol):
         """The latest time a row can have and still fall in (or join) a window that ends
         at `end`: a later row reaches only later windows."""
         ...
+
+    def retain(self, rows: pa.Table, found: Windows, count: int
+               ) -> tuple[pa.Table, float | int | None]:
+        """The rows to keep once the first `count` windows retire, and the start before
+        which the windows recomputed over them are retired ones (None: none are)."""
+        ...
+
+
+def from_first_kept(rows: pa.Table, found: Windows, count: int
+                    ) -> tuple[pa.Table, float | int | None]:
+    """`retain` for kinds whose first kept window begins at a row no earlier row
+    reaches: the rows from that window's first on."""
+    if count < len(found.start):
+        return rows.slice(int(found.lo[count])), None
+    return rows.slice(0, 0), None
 
 
 @dataclass(frozen=True)
@@ -142,6 +169,10 @@ class SessionWindows:
     def reach_of(self, end: Any) -> Any:
         return end  # a row at a session's end joins it
 
+    def retain(self, rows: pa.Table, found: Windows, count: int
+               ) -> tuple[pa.Table, float | int | None]:
+        return from_first_kept(rows, found, count)
+
     def own_end(self, rows: pa.Table) -> Ticks:
         kernel = self.kernel
         ticks, reach = kernel.reach(rows)
@@ -181,17 +212,91 @@ class CountByStartWindows:
         ticks = to_ticks(rows.column(kernel.time).combine_chunks(), kernel.time_kind)
         lo = np.searchsorted(ticks, start, side="left")
         hi = np.searchsorted(ticks, end - 1, side="right")
-        closes: list[float | int | None] = [int(e) for e in end]
+        last = kernel.ticks(batch.column("time"))  # the last start
+        bound = kernel.first_start(horizon)  # the first start a later row can have
+        final = last < bound if bound is not None else np.zeros(len(last), dtype=bool)
+        closes: list[float | int | None] = [int(t) * kernel.unit + 1 for t in last]
         return Windows(batch, start, end, (hi - lo).astype(np.int64), lo.astype(np.int64),
-                       end <= horizon, closes)
+                       final, closes)
 
     def reach_of(self, end: Any) -> Any:
         return end - 1  # a row at or before a window's last start falls in its span
+
+    def retain(self, rows: pa.Table, found: Windows, count: int
+               ) -> tuple[pa.Table, float | int | None]:
+        """The rows after the last retired window's first start: the next windows'
+        (and the last start times', which make no window yet)."""
+        ticks = to_ticks(rows.column(self.kernel.time).combine_chunks(),
+                         self.kernel.time_kind)
+        return rows.slice(int(np.searchsorted(ticks, found.start[count - 1],
+                                              side="right"))), None
 
     def own_end(self, rows: pa.Table) -> Ticks:
         ticks = to_ticks(rows.column(self.kernel.time).combine_chunks(),
                          self.kernel.time_kind)
         return ticks + 1
+
+
+@dataclass(frozen=True)
+class SnapshotWindows:
+    """Snapshot windows for the revision layer: the batch kernel over a key's kept
+    events, one window between consecutive distinct start and end points where an event
+    is alive, identified by those points, final once no later event can start before
+    its end; a late event adds points, so the windows it splits are replaced by the
+    parts. The events kept are those alive at or after the first window kept (and those
+    ending there, whose end is a point), so windows before it recomputed over them are
+    left out (`Windows.since`)."""
+
+    kernel: SnapshotKernel
+    replaces: bool = True
+
+    def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
+        kernel = self.kernel
+        empty = np.zeros(0, dtype=np.int64)
+        if rows.num_rows == 0:
+            return Windows(pa.RecordBatch.from_pylist([], schema=kernel.schema), empty,
+                           empty, empty, empty, np.zeros(0, dtype=bool), [])
+        found = kernel.run_group(rows)
+        batches = [found] if isinstance(found, pa.RecordBatch) else list(found)
+        batch = pa.Table.from_batches(batches, schema=kernel.schema).combine_chunks()
+        first = batch.column("window_start").combine_chunks()
+        last = batch.column("window_end").combine_chunks()
+        start_k = kernel.ticks(first)
+        known = np.asarray(last.is_valid())
+        end_k = np.where(known, kernel.ticks(last.fill_null(first)) if len(last) else
+                         start_k, iv.END_OF_TIME)
+        order = np.argsort(start_k, kind="stable")
+        batch = pa.RecordBatch.from_arrays(
+            [c.take(pa.array(order)).combine_chunks() for c in batch.columns],
+            schema=kernel.schema)
+        start_k, end_k, known = start_k[order], end_k[order], known[order]
+        begins, ends = kernel.lifetimes(rows)
+        alive = (np.searchsorted(np.sort(begins), start_k, side="right")
+                 - np.searchsorted(np.sort(ends), start_k, side="right"))
+        bound = kernel.first_start(horizon)
+        final = known & (end_k <= bound) if bound is not None else np.zeros(
+            len(end_k), dtype=bool)
+        closes: list[float | int | None] = [
+            (int(e) - 1) * kernel.unit + 1 if k else None
+            for e, k in zip(end_k, known, strict=True)]
+        unit = kernel.unit
+        end = np.where(known, end_k * unit, iv.END_OF_TIME)
+        return Windows(batch, start_k * unit, end, alive.astype(np.int64),
+                       np.zeros(len(end), dtype=np.int64), final, closes)
+
+    def reach_of(self, end: Any) -> Any:
+        return end - 1  # a row starting before the last retired window's end reaches it
+
+    def own_end(self, rows: pa.Table) -> Ticks:
+        _, ends = self.kernel.lifetimes(rows)
+        return np.where(ends == iv.END_OF_TIME, ends, ends * self.kernel.unit)
+
+    def retain(self, rows: pa.Table, found: Windows, count: int
+               ) -> tuple[pa.Table, float | int | None]:
+        cut = found.end[count - 1].item()
+        _, ends = self.kernel.lifetimes(rows)
+        alive = (ends == iv.END_OF_TIME) | (ends * self.kernel.unit >= cut)
+        return rows.filter(pa.array(alive)), cut
 
 
 @dataclass(frozen=True)
@@ -204,13 +309,16 @@ class RevisedState:
     emitted: pa.Table
     fed: int | float = 0
     retired: int | float | None = None
+    cut: int | float | None = None
+    """Windows starting before it are retired (kinds whose kept rows also give parts of
+    retired windows: `KindWindows.retain`)."""
 
     def to_row(self, spec: str) -> tuple[int, str, bytes, bytes, int]:
         """The value the operator stores, in the shape of `StreamState.to_row`: the
         format, the spec hash, the rows' bytes, `emitted`'s bytes (`retired` in its
         metadata) and `fed`."""
         emitted = self.emitted.replace_schema_metadata(
-            {_RETIRED_KEY: json.dumps([self.retired, self.fed]).encode()})
+            {_RETIRED_KEY: json.dumps([self.retired, self.fed, self.cut]).encode()})
         return (REVISED_STATE_VERSION, spec, table_bytes(self.rows), table_bytes(emitted),
                 math.floor(self.fed))
 
@@ -220,9 +328,10 @@ class RevisedState:
         version, stored_spec, rows, emitted, _fed = row
         check_stored(version, REVISED_STATE_VERSION, stored_spec, spec)
         table = table_of(bytes(emitted))
-        retired, fed = json.loads((table.schema.metadata or {}).get(
-            _RETIRED_KEY, b"[null, 0]").decode())
-        return cls(table_of(bytes(rows)), table.replace_schema_metadata(None), fed, retired)
+        retired, fed, cut = json.loads((table.schema.metadata or {}).get(
+            _RETIRED_KEY, b"[null, 0, null]").decode())
+        return cls(table_of(bytes(rows)), table.replace_schema_metadata(None), fed, retired,
+                   cut)
 
 
 @dataclass(frozen=True)
@@ -299,7 +408,8 @@ class RevisedKernel:
         kept = pa.concat_tables([state.rows, applied.select(self.schema.names)
                                  .cast(self.schema)])
         kept = kept.take(sort_order(kept, self.order)) if applied.num_rows else kept
-        step = self.advance(RevisedState(kept, state.emitted, state.fed, state.retired),
+        step = self.advance(RevisedState(kept, state.emitted, state.fed, state.retired,
+                                         state.cut),
                             watermark_ms)
         return RevisedStep(step.outputs, step.state, step.timer, late.num_rows, below)
 
@@ -313,7 +423,7 @@ class RevisedKernel:
         horizon: float | int = watermark_ms * TICKS_PER_MS + 1 if watermark_ms > 0 \
             else -math.inf
         horizon = max(horizon, state.fed) if state.fed > 0 else horizon
-        found = self.kind.windows(state.rows, horizon)
+        found = self.kind.windows(state.rows, horizon).since(state.cut)
         emitted = state.emitted
         e_start = emitted.column(START).to_numpy()
         e_end = emitted.column(END).to_numpy()
@@ -362,16 +472,17 @@ class RevisedKernel:
                           ROWS: pa.array(found.rows[written], pa.int64())},
                          schema=emitted.schema)
         emitted = pa.concat_tables([kept_entries, added])
-        rows, retired = state.rows, state.retired
+        rows, retired, cut = state.rows, state.retired, state.cut
         retiring = found.final & (shifted(found.end, self.allowed or 0) < horizon)
         count = int(np.argmin(retiring)) if not retiring.all() else n
         if count:
             retired = self.kind.reach_of(found.end[count - 1]).item()
-            rows = rows.slice(int(found.lo[count])) if count < n else rows.slice(0, 0)
+            rows, now = self.kind.retain(rows, found, count)
+            cut = cut if now is None else now
             emitted = self.without_retired(emitted, found, count)
         fed = max(state.fed, horizon) if horizon != -math.inf else state.fed
         timer = self.timer(found, count, horizon)
-        return RevisedStep(outputs, RevisedState(rows, emitted, fed, retired), timer)
+        return RevisedStep(outputs, RevisedState(rows, emitted, fed, retired, cut), timer)
 
     def without_retired(self, emitted: pa.Table, found: Windows, count: int) -> pa.Table:
         """`emitted` without the entries of the first `count` windows, retired (an
@@ -438,4 +549,6 @@ def kind_windows(kernel: object) -> KindWindows | None:
         return SessionWindows(kernel)
     if isinstance(kernel, CountKernel):
         return CountByStartWindows(kernel)
+    if isinstance(kernel, SnapshotKernel):
+        return SnapshotWindows(kernel)
     return None

@@ -409,7 +409,7 @@ def stream_snapshot(inputs: Inputs, window: Snapshot,
     return Streamed(plan_snapshot(inputs, window, resolved, STRATEGY),
                     "the events alive at the frontier (an event stays while it is alive: "
                     "open-ended events for ever)", "a window once the watermark passes its "
-                    "end (the next start or end point)")
+                    "end (the next start or end point)", revisable=True)
 
 
 @stream_rule(CountByStartTime, edges=True)

@@ -219,7 +219,8 @@ class RevisedRowsStream(CarriedRowsStream):
             words.append("every open window whose rows changed is written with final "
                          "false and the next revision")
         words.append("a late row that changes a window's bounds (a session's start or "
-                     "end, sessions merged, a new start time that shifts count windows) "
+                     "end, sessions merged, a new start time that shifts count windows, a "
+                     "new start or end point that splits snapshot windows) "
                      "makes new windows whose rows list the windows written before that "
                      "they replace (column replaces), with a revision above theirs")
         return (f"Structured Streaming: {grouped} Spark's stateful operator "
@@ -397,7 +398,7 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
             f"{'count' if source.on_late == 'update' else 'final'!r} for {name} here: "
             "revisions (on_late='update', emit='changes') run on Tumbling and Hopping by "
             "duration over point events whose aggregations all have pane partials "
-            "(count, sum, mean, min, max, first, last, ...), on Session and on "
+            "(count, sum, mean, min, max, first, last, ...), on Session, Snapshot and "
             f"CountByStartTime; this query runs {streamed.inner.strategy}")
     return operator(source=source, window=streamed.inner.window, aggregations=resolved,
                     tie_break=tie_break_columns(source), reason=reason,

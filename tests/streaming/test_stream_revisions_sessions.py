@@ -116,7 +116,8 @@ def identity(row: Row) -> tuple[Any, ...]:
 
 
 def replaced(row: Row) -> list[tuple[Any, ...]]:
-    return [(row["k"], r["window_start"], r["window_end"]) for r in row["replaces"]]
+    """The windows a row replaces (none for a kind without `replaces`)."""
+    return [(row["k"], r["window_start"], r["window_end"]) for r in row.get("replaces", [])]
 
 
 def latest(rows: list[Row]) -> list[Row]:
@@ -143,14 +144,14 @@ def check_revisions(run: Run) -> None:
         for row in rows:
             before = last.get(identity(row))
             gone = [last[w] for w in replaced(row) if w in last]
-            assert len(gone) == len(row["replaces"])  # replaces only windows written
+            assert len(gone) == len(replaced(row))  # replaces only windows written
             assert all(g["revision"] < row["revision"] for g in gone)
             if before is not None:
                 assert row["revision"] > before["revision"]
                 assert row["final"] or not before["final"]
-                if not row["replaces"]:
+                if not replaced(row):
                     assert row["revision"] == before["revision"] + 1
-            elif not row["replaces"]:
+            elif not replaced(row):
                 assert row["revision"] == 0
             last[identity(row)] = row
 

@@ -311,7 +311,10 @@ def revised_rows(plan: StreamPlan, query: Query) -> DataFrame:
     source = plan.source
     stream = parts.stream_kernel
     kind = kind_windows(stream.kernel)
-    assert kind is not None  # the planner chose this shape for a revisable kind
+    if kind is None:
+        raise WispUnsupportedError(
+            "`on_late` must be 'count' and `emit` 'final' for this query: its kernel "
+            f"({type(stream.kernel).__name__}) cannot write its windows again")
     keys = len(parts.keyed.keys)
     revised = RevisedKernel(kind, stream.schema, stream.time, stream.time_kind,
                             stream.order, stream.spec, source.allowed_lateness,

@@ -400,7 +400,8 @@ def _stream_hopping(inputs: Inputs, inner: Plan, resolved: tuple[ResolvedAggrega
                         "the lateness spans), not the rows", "a window once the watermark "
                         "passes its end", panes=True)
     return Streamed(inner, "the rows of the windows not yet final (at most size / hop "
-                    "windows)", "a window once the watermark passes its end")
+                    "windows)", "a window once the watermark passes its end",
+                    revisable=inner.windows.output == "windows")
 
 
 @stream_rule(Snapshot, edges=True)

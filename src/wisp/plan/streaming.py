@@ -218,16 +218,22 @@ class RevisedRowsStream(CarriedRowsStream):
         if source.emit == "changes":
             words.append("every open window whose rows changed is written with final "
                          "false and the next revision")
-        words.append("a late row that changes a window's bounds (a session's start or "
-                     "end, sessions merged, a new start time that shifts count windows, a "
-                     "new start or end point that splits snapshot windows) "
-                     "makes new windows whose rows list the windows written before that "
-                     "they replace (column replaces), with a revision above theirs")
+        grid = getattr(getattr(self.inner, "windows", None), "kind", None) == "hopping"
+        if not grid:  # a tumbling or hopping window's bounds never change
+            words.append("a late row that changes a window's bounds (a session's start or "
+                         "end, sessions merged, a new start time that shifts count "
+                         "windows, a new start or end point that splits snapshot windows) "
+                         "makes new windows whose rows list the windows written before "
+                         "that they replace (column replaces), with a revision above "
+                         "theirs")
         return (f"Structured Streaming: {grouped} Spark's stateful operator "
                 "(transformWithStateInPandas, event time, RocksDB state store). "
-                "Revisions: " + "; ".join(words) + " (columns revision, final and "
-                "replaces after time; wisp.latest keeps each window's last row unless a "
-                f"later row replaces it). State per key: the rows of the windows not "
+                "Revisions: " + "; ".join(words) + (
+                    " (columns revision and final after time; wisp.latest keeps each "
+                    "window's last row)" if grid else
+                    " (columns revision, final and replaces after time; wisp.latest "
+                    "keeps each window's last row unless a later row replaces it)")
+                + ". State per key: the rows of the windows not "
                 f"retired, and per window written its last revision. Emitted: "
                 f"{self.emits}. {self.late()} One event-time timer per key wakes it when "
                 "its next window can be final or its oldest window retires.")
@@ -397,9 +403,8 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
             f"`{'on_late' if source.on_late == 'update' else 'emit'}` must be "
             f"{'count' if source.on_late == 'update' else 'final'!r} for {name} here: "
             "revisions (on_late='update', emit='changes') run on Tumbling and Hopping by "
-            "duration over point events whose aggregations all have pane partials "
-            "(count, sum, mean, min, max, first, last, ...), on Session, Snapshot and "
-            f"CountByStartTime; this query runs {streamed.inner.strategy}")
+            "duration over point events, Session, Snapshot and CountByStartTime (not "
+            f"over wisp.from_edges); this query runs {streamed.inner.strategy}")
     return operator(source=source, window=streamed.inner.window, aggregations=resolved,
                     tie_break=tie_break_columns(source), reason=reason,
                     inner=streamed.inner, lateness=source.lateness, state=state,

@@ -49,6 +49,7 @@ from ...kernels.frames import shifted
 from ..codecs.arrays import from_ticks, to_ticks
 from ..codecs.sorting import sort_order
 from ..windows.counts import CountKernel
+from ..windows.hopping import HoppingKernel
 from ..windows.sessions import SessionKernel
 from ..windows.snapshot import SnapshotKernel
 from .operator import TICKS_PER_MS, check_stored, table_bytes, table_of
@@ -297,6 +298,58 @@ class SnapshotWindows:
         _, ends = self.kernel.lifetimes(rows)
         alive = (ends == iv.END_OF_TIME) | (ends * self.kernel.unit >= cut)
         return rows.filter(pa.array(alive)), cut
+
+
+@dataclass(frozen=True)
+class HoppingRevised:
+    """Tumbling and hopping windows over point events on the rows-carrying operator (an
+    aggregation without pane partials) for the revision layer: the batch kernel over a
+    key's kept rows; a window's identity is fixed by the grid, so a late row only
+    changes the windows it falls in (or makes one that had no row). Windows overlap, so
+    the rows kept are those after the last retired window's start, and windows
+    recomputed over them that start at or before it are left out."""
+
+    kernel: HoppingKernel
+    replaces: bool = False
+
+    def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
+        kernel = self.kernel
+        empty = np.zeros(0, dtype=np.int64)
+        if rows.num_rows == 0:
+            return Windows(pa.RecordBatch.from_pylist([], schema=kernel.schema), empty,
+                           empty, empty, empty, np.zeros(0, dtype=bool), [])
+        found = kernel.run_group(rows)
+        batches = [found] if isinstance(found, pa.RecordBatch) else list(found)
+        batch = pa.Table.from_batches(batches, schema=kernel.schema).combine_chunks()
+        start_k = kernel.ticks(batch.column("window_start").combine_chunks())
+        end_k = kernel.ticks(batch.column("window_end").combine_chunks())
+        order = np.argsort(start_k, kind="stable")
+        batch = pa.RecordBatch.from_arrays(
+            [c.take(pa.array(order)).combine_chunks() for c in batch.columns],
+            schema=kernel.schema)
+        start_k, end_k = start_k[order], end_k[order]
+        ticks, _ = kernel.lifetimes(rows)
+        inside = (np.searchsorted(ticks, end_k, side="left")
+                  - np.searchsorted(ticks, start_k, side="left"))
+        bound = kernel.first_start(horizon)
+        final = end_k <= bound if bound is not None else np.zeros(len(end_k), dtype=bool)
+        unit = kernel.unit
+        closes: list[float | int | None] = [(int(e) - 1) * unit + 1 for e in end_k]
+        return Windows(batch, start_k * unit, end_k * unit, inside.astype(np.int64),
+                       np.zeros(len(end_k), dtype=np.int64), final, closes)
+
+    def reach_of(self, end: Any) -> Any:
+        return end - 1  # a row before the last retired window's end may fall in it
+
+    def own_end(self, rows: pa.Table) -> Ticks:
+        ticks, _ = self.kernel.lifetimes(rows)  # a window holding t ends by t + size
+        return (ticks + self.kernel.window.size) * self.kernel.unit
+
+    def retain(self, rows: pa.Table, found: Windows, count: int
+               ) -> tuple[pa.Table, float | int | None]:
+        cut = found.start[count - 1].item() + 1
+        ticks, _ = self.kernel.lifetimes(rows)
+        return rows.filter(pa.array(ticks * self.kernel.unit >= cut)), cut
 
 
 @dataclass(frozen=True)
@@ -551,4 +604,7 @@ def kind_windows(kernel: object) -> KindWindows | None:
         return CountByStartWindows(kernel)
     if isinstance(kernel, SnapshotKernel):
         return SnapshotWindows(kernel)
+    if isinstance(kernel, HoppingKernel) and kernel.end is None \
+            and kernel.window.output == "windows":
+        return HoppingRevised(kernel)
     return None

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle_dynamic import sessions as session_oracle
@@ -16,6 +17,7 @@ from simulator import simulate as simulate_plain
 from test_stream_simulated import (
     AGGS,
     INPUT,
+    INTERVALS,
     JOBS,
     OUTPUT,
     SECOND,
@@ -23,9 +25,11 @@ from test_stream_simulated import (
     assert_same,
     streams,
     table,
+    with_ends,
 )
 
-from wisp.runtime.streaming.operator import StreamKernel
+import wisp as ws
+from wisp.runtime.streaming.operator import StreamKernel, StreamState
 from wisp.runtime.streaming.revised import RevisedKernel, RevisedState, SessionWindows
 from wisp.runtime.windows.sessions import SessionKernel
 
@@ -274,3 +278,69 @@ def test_the_state_keeps_only_sessions_within_the_allowed_lateness() -> None:
     assert state.rows.num_rows == 0 and state.emitted.num_rows == 0
     assert step.timer is None
     assert [r["final"] for b in step.outputs for r in b.to_pylist()] == [True] * 4
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=streams(), gap=gaps, cap=caps, ends=st.lists(
+    st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=4),
+    allowed=st.one_of(st.just(10 ** 12), st.integers(0, 8).map(
+        lambda a: a * SECOND // 2 + 1)), changes=st.booleans())
+def test_sessions_of_interval_events_with_revisions(
+        data: Stream, gap: int, cap: int | None, ends: list[int | None], allowed: int,
+        changes: bool) -> None:
+    """Interval events `[t, e)` (some open-ended) reach to their end: the latest rows
+    equal the oracle's sessions over the rows applied (open ones with `changes`)."""
+    batches = with_ends(data[0], ends)
+    kernel = SessionKernel(("k",), "t", "e", "integer", 0, gap, cap, JOBS, OUTPUT, 5)
+    revising = RevisedKernel(SessionWindows(kernel), INTERVALS, "t", "integer",
+                             ("t", "e", "v"), "spec", allowed, changes, 1)
+    run = simulate(revising, batches, data[1], False)
+    check_revisions(run)
+    assert len(run.kept) + run.late == sum(b.num_rows for b in batches)
+    want = session_oracle(run.kept, time="t", key=["k"], order="v",
+                          columns=["k", "t", "e", "v"], gap=gap, max_duration=cap,
+                          end="e", aggs=AGGS)
+    got = latest(written(run))
+    if changes:
+        assert_same(got, want)
+        return
+    horizon = run.watermark * 1000 + 1
+    final = [r for r in want if (r["window_end"] is not None and r["window_end"] < horizon)
+             or (cap is not None and r["window_start"] + cap <= horizon)]
+    final_ids = {identity(r) for r in final}
+    assert_same([r for r in got if identity(r) in final_ids], final)
+    inf = float("inf")
+    for row in (r for r in got if identity(r) not in final_ids):
+        assert any(o["k"] == row["k"] and o["window_start"] < (row["window_end"] or inf)
+                   and row["window_start"] < (o["window_end"] or inf)
+                   for o in want if o not in final)
+
+
+def test_a_checkpoint_without_revisions_is_refused() -> None:
+    """A key's state stored by the query without revisions (format 2) is refused by
+    the query with them, and the other way round."""
+    plain = StreamKernel(session_kernel(SECOND, None), INPUT, "t", "integer", ("t", "v"),
+                         "spec")
+    with pytest.raises(ws.WispInputError, match="must hold state of format 3, found "
+                                                "format 2"):
+        RevisedState.from_row(plain.empty().to_row("spec"), "spec")
+    stored = revised(SECOND, None, SECOND, False).empty().to_row("spec")
+    with pytest.raises(ws.WispInputError, match="must hold state of format 2, found "
+                                                "format 3"):
+        StreamState.from_row(stored, "spec")
+
+
+def test_a_query_without_a_key_keeps_one_group() -> None:
+    """No key columns: the rows carry none, and `revision`, `final` and `replaces`
+    follow `time` at the start."""
+    schema = pa.schema([pa.field("t", pa.int64()), pa.field("v", pa.float64())])
+    output = pa.schema([f for f in OUTPUT if f.name != "k"])
+    kernel = SessionKernel((), "t", None, "integer", 0, SECOND, None, JOBS, output, 5)
+    revising = RevisedKernel(SessionWindows(kernel), schema, "t", "integer", ("t", "v"),
+                             "spec", SECOND, False, 0)
+    rows = pa.table({"t": [0, 3 * SECOND], "v": [1.0, 2.0]}, schema=schema)
+    step = revising.on_rows(None, rows, 1_500)
+    out = [r for b in step.outputs for r in b.to_pylist()]
+    assert [list(r)[:7] for r in out] == [["window_start", "window_end", "time", "revision",
+                                           "final", "replaces", "count"]]
+    assert [(r["window_start"], r["count"], r["final"]) for r in out] == [(0, 1, True)]

@@ -5,13 +5,12 @@ kept; a late row with a new start time shifts the windows over it."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
-from test_stream_revisions_spark import BASE, source
+from test_stream_revisions_spark import BASE, at_seconds, run_files, source
 
 import wisp as ws
 
@@ -28,32 +27,20 @@ CountByStartTime(2), lateness 1 s, allowed lateness 30 s."""
 NOT_KEPT = {("a", 4), ("z", 1000)}
 
 
+def query(ev: ws.Events) -> DataFrame:
+    return ev.window(ws.CountByStartTime(2)).agg(ws.count(), ws.sum("v"))
+
+
 def run(spark: SparkSession, tmp: Path) -> tuple[DataFrame, dict[str, int]]:
-    (tmp / "in").mkdir(parents=True)
-    counts = {"late": 0, "late_applied": 0, "rows_in": 0}
-    for index, rows in enumerate(FILES):
-        with (tmp / "in" / f"part-{index:03d}.json").open("w") as out:
-            out.writelines(json.dumps({"k": k, "t": (BASE + dt.timedelta(seconds=s))
-                                       .timestamp(), "v": v}) + "\n" for k, s, v in rows)
-        ev = ws.events(source(spark, tmp / "in"), time="ts", key="k", lateness="1s",
-                       on_late="update", allowed_lateness="30s")
-        query = (ev.window(ws.CountByStartTime(2)).agg(ws.count(), ws.sum("v"))
-                 .writeStream.format("parquet").option("path", str(tmp / "out"))
-                 .option("checkpointLocation", str(tmp / "chk"))
-                 .trigger(availableNow=True).start())
-        query.awaitTermination()
-        report = ws.stream_report(query)
-        counts = {name: counts[name] + report[name] for name in counts}
-    return spark.read.parquet(str(tmp / "out")), counts
+    return run_files(spark, tmp, [at_seconds(rows) for rows in FILES], source, query,
+                     time="ts", key="k", on_late="update", allowed_lateness="30s")
 
 
 def batch_rows(spark: SparkSession) -> list[tuple[Any, ...]]:
     kept = [(k, BASE + dt.timedelta(seconds=s), v) for rows in FILES for k, s, v in rows
             if (k, s) not in NOT_KEPT]
     df = spark.createDataFrame(kept, "k string, ts timestamp, v double")
-    out = ws.events(df, time="ts", key="k").window(ws.CountByStartTime(2)).agg(
-        ws.count(), ws.sum("v"))
-    return sorted(tuple(r) for r in out.collect())
+    return sorted(tuple(r) for r in query(ws.events(df, time="ts", key="k")).collect())
 
 
 def test_a_late_start_time_replaces_the_window_over_it(streaming: SparkSession,

@@ -5,13 +5,12 @@ file, against the batch result over the rows kept."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
-from test_stream_revisions_spark import BASE, source
+from test_stream_revisions_spark import BASE, at_seconds, run_files, source
 
 import wisp as ws
 
@@ -32,21 +31,8 @@ def query(ev: ws.Events) -> DataFrame:
 
 
 def run(spark: SparkSession, tmp: Path) -> tuple[DataFrame, dict[str, int]]:
-    (tmp / "in").mkdir(parents=True)
-    counts = {"late": 0, "late_applied": 0, "rows_in": 0}
-    for index, rows in enumerate(FILES):
-        with (tmp / "in" / f"part-{index:03d}.json").open("w") as out:
-            out.writelines(json.dumps({"k": k, "t": (BASE + dt.timedelta(seconds=s))
-                                       .timestamp(), "v": v}) + "\n" for k, s, v in rows)
-        ev = ws.events(source(spark, tmp / "in"), time="ts", key="k", lateness="1s",
-                       on_late="update", allowed_lateness="30s")
-        started = (query(ev).writeStream.format("parquet").option("path", str(tmp / "out"))
-                   .option("checkpointLocation", str(tmp / "chk"))
-                   .trigger(availableNow=True).start())
-        started.awaitTermination()
-        report = ws.stream_report(started)
-        counts = {name: counts[name] + report[name] for name in counts}
-    return spark.read.parquet(str(tmp / "out")), counts
+    return run_files(spark, tmp, [at_seconds(rows) for rows in FILES], source, query,
+                     time="ts", key="k", on_late="update", allowed_lateness="30s")
 
 
 def batch_rows(spark: SparkSession) -> list[tuple[Any, ...]]:

@@ -5,14 +5,13 @@ late event splits the windows it starts and ends in."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from test_stream_revisions_spark import BASE
+from test_stream_revisions_spark import BASE, run_files
 
 import wisp as ws
 
@@ -40,32 +39,23 @@ def source(spark: SparkSession, directory: Path) -> DataFrame:
                       F.timestamp_micros((F.col("e") * 1e6).cast("long")).alias("te"), "v")
 
 
+def query(ev: ws.Events) -> DataFrame:
+    return ev.window(ws.Snapshot()).agg(ws.count(), ws.sum("v"))
+
+
 def run(spark: SparkSession, tmp: Path) -> tuple[DataFrame, dict[str, int]]:
-    (tmp / "in").mkdir(parents=True)
-    counts = {"late": 0, "late_applied": 0, "rows_in": 0}
-    for index, rows in enumerate(FILES):
-        with (tmp / "in" / f"part-{index:03d}.json").open("w") as out:
-            out.writelines(json.dumps({"k": k, "t": moment(s), "e": moment(e), "v": v})
-                           + "\n" for k, s, e, v in rows)
-        ev = ws.events(source(spark, tmp / "in"), time="ts", end="te", key="k",
-                       lateness="1s", on_late="update", allowed_lateness="30s")
-        query = (ev.window(ws.Snapshot()).agg(ws.count(), ws.sum("v"))
-                 .writeStream.format("parquet").option("path", str(tmp / "out"))
-                 .option("checkpointLocation", str(tmp / "chk"))
-                 .trigger(availableNow=True).start())
-        query.awaitTermination()
-        report = ws.stream_report(query)
-        counts = {name: counts[name] + report[name] for name in counts}
-    return spark.read.parquet(str(tmp / "out")), counts
+    files = [[{"k": k, "t": moment(s), "e": moment(e), "v": v} for k, s, e, v in rows]
+             for rows in FILES]
+    return run_files(spark, tmp, files, source, query, time="ts", end="te", key="k",
+                     on_late="update", allowed_lateness="30s")
 
 
 def batch_rows(spark: SparkSession) -> list[tuple[Any, ...]]:
     kept = [(k, BASE + dt.timedelta(seconds=s), BASE + dt.timedelta(seconds=e), v)
             for rows in FILES for k, s, e, v in rows if (k, s) not in NOT_KEPT]
     df = spark.createDataFrame(kept, "k string, ts timestamp, te timestamp, v double")
-    out = ws.events(df, time="ts", end="te", key="k").window(ws.Snapshot()).agg(
-        ws.count(), ws.sum("v"))
-    return sorted(tuple(r) for r in out.collect())
+    return sorted(tuple(r) for r in query(ws.events(df, time="ts", end="te", key="k"))
+                  .collect())
 
 
 def test_a_late_event_splits_the_windows_it_starts_and_ends_in(

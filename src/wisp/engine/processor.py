@@ -100,10 +100,7 @@ class StreamProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Any],
                         timerValues: TimerValues) -> Iterator[pd.DataFrame]:
-        table = decode(list(rows), self.values)
-        for crossing, value in zip(self.keys, key_values(key, self.keys), strict=True):
-            table = table.append_column(crossing.name,
-                                        key_column(value, crossing, table.num_rows))
+        table = self.keyed_rows(key, rows)
         state, previous = self.load()
         table, late = self.stream.split_late(state, table)
         if late.num_rows:
@@ -121,6 +118,14 @@ class StreamProcessor(StatefulProcessor):
         outputs, state, timer = self.stream.on_timer(
             state, timerValues.getCurrentWatermarkInMs())
         yield from self.save(outputs, state, timer, None)
+
+    def keyed_rows(self, key: Any, rows: Iterator[Any]) -> pa.Table:
+        """A call's rows decoded, with the key's columns."""
+        table = decode(list(rows), self.values)
+        for crossing, value in zip(self.keys, key_values(key, self.keys), strict=True):
+            table = table.append_column(crossing.name,
+                                        key_column(value, crossing, table.num_rows))
+        return table
 
     def load(self) -> tuple[StreamState | None, int | None]:
         """The key's state and its timer (one call to the state server)."""
@@ -158,10 +163,7 @@ class RevisedProcessor(StreamProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Any],
                         timerValues: TimerValues) -> Iterator[pd.DataFrame]:
-        table = decode(list(rows), self.values)
-        for crossing, value in zip(self.keys, key_values(key, self.keys), strict=True):
-            table = table.append_column(crossing.name,
-                                        key_column(value, crossing, table.num_rows))
+        table = self.keyed_rows(key, rows)
         state, previous = self.load_revised()
         step = self.revised.on_rows(state, table, timerValues.getCurrentWatermarkInMs())
         yield from self.save_revised(step.outputs, step.state, step.timer, previous,

@@ -50,6 +50,7 @@ from ..codecs.arrays import from_ticks, to_ticks
 from ..codecs.sorting import sort_order
 from ..windows.counts import CountKernel
 from ..windows.hopping import HoppingKernel
+from ..windows.intervals import IntervalKernel
 from ..windows.sessions import SessionKernel
 from ..windows.snapshot import SnapshotKernel
 from .operator import TICKS_PER_MS, check_stored, table_bytes, table_of
@@ -144,9 +145,7 @@ class SessionWindows:
     def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
         kernel = self.kernel
         if rows.num_rows == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return Windows(kernel.empty(), empty, empty, empty, empty,
-                           np.zeros(0, dtype=bool), [])
+            return no_windows(kernel.schema)
         _, found = kernel.found(rows, None)
         batch = kernel.run_group(rows)
         end = np.where(found.end_known, found.end, sk.forever(found.end))
@@ -183,6 +182,27 @@ class SessionWindows:
         return end
 
 
+def no_windows(schema: pa.Schema) -> Windows:
+    """No window (a key without rows kept)."""
+    empty = np.zeros(0, dtype=np.int64)
+    return Windows(pa.RecordBatch.from_pylist([], schema=schema), empty, empty, empty,
+                   empty, np.zeros(0, dtype=bool), [])
+
+
+def interval_windows(kernel: IntervalKernel, rows: pa.Table
+                     ) -> tuple[pa.RecordBatch, Ticks]:
+    """An interval kernel's windows over a key's rows, in the order of their starts, and
+    those starts in the kernel's ticks."""
+    found = kernel.run_group(rows)
+    batches = [found] if isinstance(found, pa.RecordBatch) else list(found)
+    batch = pa.Table.from_batches(batches, schema=kernel.schema).combine_chunks()
+    start = kernel.ticks(batch.column("window_start").combine_chunks())
+    order = np.argsort(start, kind="stable")
+    return pa.RecordBatch.from_arrays(
+        [c.take(pa.array(order)).combine_chunks() for c in batch.columns],
+        schema=kernel.schema), start[order]
+
+
 @dataclass(frozen=True)
 class CountByStartWindows:
     """Count-by-start-time windows for the revision layer: the batch kernel over a key's
@@ -197,19 +217,10 @@ class CountByStartWindows:
     def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
         kernel = self.kernel
         if rows.num_rows == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return Windows(pa.RecordBatch.from_pylist([], schema=kernel.schema), empty,
-                           empty, empty, empty, np.zeros(0, dtype=bool), [])
-        found = kernel.run_group(rows)
-        batches = [found] if isinstance(found, pa.RecordBatch) else list(found)
-        batch = pa.Table.from_batches(batches, schema=kernel.schema).combine_chunks()
-        start = to_ticks(batch.column("window_start").combine_chunks(), kernel.time_kind)
-        end = to_ticks(batch.column("window_end").combine_chunks(), kernel.time_kind)
-        order = np.argsort(start, kind="stable")
-        batch = pa.RecordBatch.from_arrays(
-            [c.take(pa.array(order)).combine_chunks() for c in batch.columns],
-            schema=kernel.schema)
-        start, end = start[order], end[order]
+            return no_windows(kernel.schema)
+        batch, first = interval_windows(kernel, rows)
+        start = first * kernel.unit
+        end = to_ticks(batch.column("window_end"), kernel.time_kind)
         ticks = to_ticks(rows.column(kernel.time).combine_chunks(), kernel.time_kind)
         lo = np.searchsorted(ticks, start, side="left")
         hi = np.searchsorted(ticks, end - 1, side="right")
@@ -253,24 +264,13 @@ class SnapshotWindows:
 
     def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
         kernel = self.kernel
-        empty = np.zeros(0, dtype=np.int64)
         if rows.num_rows == 0:
-            return Windows(pa.RecordBatch.from_pylist([], schema=kernel.schema), empty,
-                           empty, empty, empty, np.zeros(0, dtype=bool), [])
-        found = kernel.run_group(rows)
-        batches = [found] if isinstance(found, pa.RecordBatch) else list(found)
-        batch = pa.Table.from_batches(batches, schema=kernel.schema).combine_chunks()
-        first = batch.column("window_start").combine_chunks()
-        last = batch.column("window_end").combine_chunks()
-        start_k = kernel.ticks(first)
+            return no_windows(kernel.schema)
+        batch, start_k = interval_windows(kernel, rows)
+        last = batch.column("window_end")
         known = np.asarray(last.is_valid())
-        end_k = np.where(known, kernel.ticks(last.fill_null(first)) if len(last) else
-                         start_k, iv.END_OF_TIME)
-        order = np.argsort(start_k, kind="stable")
-        batch = pa.RecordBatch.from_arrays(
-            [c.take(pa.array(order)).combine_chunks() for c in batch.columns],
-            schema=kernel.schema)
-        start_k, end_k, known = start_k[order], end_k[order], known[order]
+        end_k = np.where(known, kernel.ticks(last.fill_null(batch.column("window_start"))),
+                         iv.END_OF_TIME)
         begins, ends = kernel.lifetimes(rows)
         alive = (np.searchsorted(np.sort(begins), start_k, side="right")
                  - np.searchsorted(np.sort(ends), start_k, side="right"))
@@ -314,20 +314,10 @@ class HoppingRevised:
 
     def windows(self, rows: pa.Table, horizon: float | int) -> Windows:
         kernel = self.kernel
-        empty = np.zeros(0, dtype=np.int64)
         if rows.num_rows == 0:
-            return Windows(pa.RecordBatch.from_pylist([], schema=kernel.schema), empty,
-                           empty, empty, empty, np.zeros(0, dtype=bool), [])
-        found = kernel.run_group(rows)
-        batches = [found] if isinstance(found, pa.RecordBatch) else list(found)
-        batch = pa.Table.from_batches(batches, schema=kernel.schema).combine_chunks()
-        start_k = kernel.ticks(batch.column("window_start").combine_chunks())
-        end_k = kernel.ticks(batch.column("window_end").combine_chunks())
-        order = np.argsort(start_k, kind="stable")
-        batch = pa.RecordBatch.from_arrays(
-            [c.take(pa.array(order)).combine_chunks() for c in batch.columns],
-            schema=kernel.schema)
-        start_k, end_k = start_k[order], end_k[order]
+            return no_windows(kernel.schema)
+        batch, start_k = interval_windows(kernel, rows)
+        end_k = kernel.ticks(batch.column("window_end"))
         ticks, _ = kernel.lifetimes(rows)
         inside = (np.searchsorted(ticks, end_k, side="left")
                   - np.searchsorted(ticks, start_k, side="left"))

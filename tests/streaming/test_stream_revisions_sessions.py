@@ -5,6 +5,7 @@ against the independent session oracle over the rows applied."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle_dynamic import sessions as session_oracle
+from plan.scenarios import POINTS
+from plan.schema import source
 from simulator import simulate as simulate_plain
 from test_stream_simulated import (
     AGGS,
@@ -29,6 +32,10 @@ from test_stream_simulated import (
 )
 
 import wisp as ws
+import wisp.spec.aggregates as A
+import wisp.spec.windows as W
+from wisp.plan.planner import plan
+from wisp.plan.source import Inputs
 from wisp.runtime.streaming.operator import StreamKernel, StreamState
 from wisp.runtime.streaming.revised import RevisedKernel, RevisedState, SessionWindows
 from wisp.runtime.windows.sessions import SessionKernel
@@ -344,3 +351,16 @@ def test_a_query_without_a_key_keeps_one_group() -> None:
     assert [list(r)[:7] for r in out] == [["window_start", "window_end", "time", "revision",
                                            "final", "replaces", "count"]]
     assert [(r["window_start"], r["count"], r["final"]) for r in out] == [(0, 1, True)]
+
+
+
+@pytest.mark.parametrize("window", [W.Session("5s"), W.Tumbling("10s")],
+                         ids=["rows carried", "pane partials"])
+def test_early_rows_with_late_rows_emitted_are_refused(window: object) -> None:
+    """`emit="changes"` with `on_late="emit"` is refused when planned, on the operator
+    that carries rows as on pane partials."""
+    described = dataclasses.replace(source(POINTS, "ts", key="k"), lateness=SECOND,
+                                    on_late="emit", emit="changes")
+    with pytest.raises(ws.WispUnsupportedError, match="`emit` must be 'final' with "
+                                                      "on_late='emit'"):
+        plan(Inputs(described), window, (A.count(),), None)

@@ -392,6 +392,11 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
                   "partial state: each row goes into its pane's partials as it arrives, "
                   "and a window is written once the watermark passes its end")
     operator = operator_for(streamed, inputs)
+    if source.revisions and source.on_late == "emit":
+        raise WispUnsupportedError(
+            "`emit` must be 'final' with on_late='emit' (late rows then come out as rows "
+            "of their own; early rows take on_late='count' or 'update'), found "
+            "'changes'")
     if source.revisions and operator is CarriedRowsStream and streamed.revisable \
             and source.edges is None:
         operator = RevisedRowsStream

@@ -192,7 +192,9 @@ def latest(df: DataFrame) -> DataFrame:
     """Each window's row of the highest `revision` in `df`, a batch DataFrame of a
     result with revisions (a table a stream with `on_late="update"` or `emit="changes"`
     wrote, or a micro-batch inside `foreachBatch`): a window is its key columns,
-    `window_start` and `window_end`."""
+    `window_start` and `window_end`. With a `replaces` column (sessions, snapshots,
+    count windows, whose bounds a late row can change), a window that a row of a higher
+    revision lists there is left out."""
     return latest_rows(df)
 
 
@@ -202,10 +204,11 @@ def stream_report(query: Any) -> dict[str, Any]:
     batches Spark still reports), `late` (rows Spark dropped at or below the watermark
     before wisp's operator, its `numRowsDroppedByWatermark`; for `Tumbling`/`Hopping`
     on pane partials, the rows wisp's operator dropped because the earliest window
-    holding them was already closed for their key; plus, under `on_late="emit"`, the
-    late rows the result emitted), `late_emitted` (the latter alone), `late_applied`
-    (under `on_late="update"`, late rows applied to windows already written, which
-    were written again; not in `late`),
+    holding them was already closed for their key; under `on_late="update"`, the rows
+    wisp's operator dropped as later than the allowed lateness; plus, under
+    `on_late="emit"`, the late rows the result emitted), `late_emitted` (the latter
+    alone), `late_applied` (under `on_late="update"`, late rows applied to windows
+    already written, which were written again; not in `late`),
     `rejected_null_time` (rows dropped for a null time under on_null_time="drop"),
     `rejected_future` (rows timed more than `max_future` ahead of their micro-batch's
     processing time), `watermark` (the newest watermark, as Spark reports it, or

@@ -34,6 +34,8 @@ class Scenario:
     lateness: int | None = None
     """A stream's lateness in ticks (None: a batch table)."""
     on_late: str = "count"
+    allowed_lateness: int | None = None
+    emit: str = "final"
 
 
 def _sum() -> tuple[A.Aggregation, ...]:
@@ -113,6 +115,9 @@ STREAMS = (
              lambda: W.Hopping("10s", "4s"), _sum, lateness=5 * SECONDS, on_late="emit"),
     Scenario("stream-rows-tumbling", POINTS, STREAM, lambda: W.Tumbling("10s"),
              lambda: (A.collect("v"),), lateness=5 * SECONDS),
+    Scenario("stream-rows-tumbling-revisions", POINTS, STREAM, lambda: W.Tumbling("10s"),
+             lambda: (A.collect("v"),), lateness=5 * SECONDS,
+             on_late="update", allowed_lateness=60 * SECONDS),
     Scenario("stream-rows-range", POINTS, STREAM, lambda: W.Range.past("10s"),
              lambda: (A.mean("v"),), lateness=5 * SECONDS),
     Scenario("stream-rows-range-keyless", POINTS, {"time": "ts"},
@@ -127,6 +132,9 @@ STREAMS = (
              lateness=5 * SECONDS),
     Scenario("stream-sessions", POINTS, STREAM, lambda: W.Session("1m"), _sum,
              lateness=5 * SECONDS),
+    Scenario("stream-sessions-revisions", POINTS, STREAM, lambda: W.Session("1m"), _sum,
+             lateness=5 * SECONDS, on_late="update", allowed_lateness=60 * SECONDS,
+             emit="changes"),
     Scenario("stream-sliding", POINTS, STREAM,
              lambda: W.Sliding(P.Count(10), P.Count(2)), _sum, lateness=5 * SECONDS),
     Scenario("stream-dynamic-clock", POINTS, STREAM,

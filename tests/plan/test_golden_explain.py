@@ -22,6 +22,7 @@ from wisp.plan.streaming import (
     CarriedRowsStream,
     KeyBucketsStream,
     PanePartialsStream,
+    RevisedRowsStream,
     StreamPlan,
 )
 
@@ -31,8 +32,9 @@ GOLDEN = Path(__file__).parent / "golden"
 def inputs_of(scenario: Scenario) -> Inputs:
     described = source(scenario.ddl, **scenario.roles)
     if scenario.lateness is not None:
-        described = dataclasses.replace(described, lateness=scenario.lateness,
-                                        on_late=scenario.on_late)  # type: ignore[arg-type]
+        described = dataclasses.replace(
+            described, lateness=scenario.lateness, on_late=scenario.on_late,  # type: ignore[arg-type]
+            allowed_lateness=scenario.allowed_lateness, emit=scenario.emit)
     return Inputs(described, settings=Settings(arrow_batches_measured=scenario.measured))
 
 
@@ -62,13 +64,15 @@ def test_every_strategy_has_a_golden_file() -> None:
 
 
 def test_every_stream_shape_has_a_golden_file() -> None:
-    """Every shape of the stream operator (the rows carried, pane partials reduced where
-    read, keys sharing a value per bucket, panes in one group), and the row-carrying
+    """Every shape of the stream operator (the rows carried, with revisions too, pane
+    partials reduced where read, keys sharing a value per bucket, panes in one group),
+    and the row-carrying
     operator over each inner strategy that streams."""
     planned = [plan(inputs_of(s), s.window(), s.aggregations(), s.strategy) for s in STREAMS]
     assert all(isinstance(p, StreamPlan) for p in planned)
     assert {type(p) for p in planned} == {CarriedRowsStream, CarriedPanesStream,
-                                          KeyBucketsStream, PanePartialsStream}
+                                          KeyBucketsStream, PanePartialsStream,
+                                          RevisedRowsStream}
     inner = {p.inner.strategy for p in planned if isinstance(p, StreamPlan)}
     assert inner == {"stream-panes", "arrow-intervals", "arrow-frames", "arrow-running",
                      "arrow-ticks", "arrow-sessions", "arrow-spl", "arrow-dynamic",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,25 +37,41 @@ def source(spark: SparkSession, directory: Path) -> DataFrame:
                       "v")
 
 
+def run_files(spark: SparkSession, tmp: Path, files: list[list[dict[str, Any]]],
+              read: Callable[[SparkSession, Path], DataFrame],
+              query: Callable[[ws.Events], DataFrame], **binding: Any
+              ) -> tuple[DataFrame, dict[str, int]]:
+    """Each file of JSON rows by a run of its own (`query` over the events `read` from
+    the folder, bound by `binding`, lateness 1 s), each resuming the one before: the
+    table written and the reports' counts summed."""
+    (tmp / "in").mkdir(parents=True)
+    counts = {"late": 0, "late_applied": 0, "rows_in": 0}
+    for index, rows in enumerate(files):
+        with (tmp / "in" / f"part-{index:03d}.json").open("w") as out:
+            out.writelines(json.dumps(row) + "\n" for row in rows)
+        ev = ws.events(read(spark, tmp / "in"), lateness="1s", **binding)
+        started = (query(ev).writeStream.format("parquet").option("path", str(tmp / "out"))
+                   .option("checkpointLocation", str(tmp / "chk"))
+                   .trigger(availableNow=True).start())
+        started.awaitTermination()
+        report = ws.stream_report(started)
+        counts = {name: counts[name] + report[name] for name in counts}
+    return spark.read.parquet(str(tmp / "out")), counts
+
+
+def at_seconds(rows: list[tuple[str, float, float]]) -> list[dict[str, Any]]:
+    """(key, seconds after BASE, value) as JSON rows of `source`."""
+    return [{"k": k, "t": (BASE + dt.timedelta(seconds=s)).timestamp(), "v": v}
+            for k, s, v in rows]
+
+
 def run(spark: SparkSession, tmp: Path, emit: str) -> tuple[DataFrame, dict[str, int]]:
     """Every file by a run of its own, each resuming the one before: the table written
     and the reports' counts summed."""
-    (tmp / "in").mkdir(parents=True)
-    counts = {"late": 0, "late_applied": 0, "rows_in": 0}
-    for index, rows in enumerate(FILES):
-        with (tmp / "in" / f"part-{index:03d}.json").open("w") as out:
-            out.writelines(json.dumps({"k": k, "t": (BASE + dt.timedelta(seconds=s))
-                                       .timestamp(), "v": v}) + "\n" for k, s, v in rows)
-        ev = ws.events(source(spark, tmp / "in"), time="ts", key="k", lateness="1s",
-                       on_late="update", allowed_lateness="30s")
-        query = (ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.sum("v"), emit=emit)
-                 .writeStream.format("parquet").option("path", str(tmp / "out"))
-                 .option("checkpointLocation", str(tmp / "chk"))
-                 .trigger(availableNow=True).start())
-        query.awaitTermination()
-        report = ws.stream_report(query)
-        counts = {name: counts[name] + report[name] for name in counts}
-    return spark.read.parquet(str(tmp / "out")), counts
+    return run_files(spark, tmp, [at_seconds(rows) for rows in FILES], source,
+                     lambda ev: ev.window(ws.Tumbling("10s")).agg(ws.count(), ws.sum("v"),
+                                                                  emit=emit),
+                     time="ts", key="k", on_late="update", allowed_lateness="30s")
 
 
 def batch_rows(spark: SparkSession) -> list[tuple[Any, ...]]:
@@ -109,12 +126,12 @@ def test_queries_that_cannot_have_revisions_are_refused(streaming: SparkSession,
     update = ws.events(stream, time="ts", key="k", lateness="1s", on_late="update",
                        allowed_lateness="1m")
     with pytest.raises(ws.WispUnsupportedError) as caught:
-        update.window(ws.Session("5s")).agg(ws.count())
+        update.window(ws.Rows(-2, 0)).agg(ws.count())
     assert str(caught.value) == (
-        "`on_late` must be 'count' for Session here: revisions (on_late='update', "
-        "emit='changes') run on Tumbling and Hopping by duration over point events whose "
-        "aggregations all have pane partials (count, sum, mean, min, max, first, last, "
-        "...); this query runs arrow-sessions")
+        "`on_late` must be 'count' for Rows here: revisions (on_late='update', "
+        "emit='changes') run on Tumbling and Hopping by duration over point events, "
+        "Session, Snapshot and CountByStartTime (not over wisp.from_edges); this query "
+        "runs arrow-frames")
     with pytest.raises(ws.WispInputError, match=r"`allowed_lateness` must be a positive "
                                                 r"duration with on_late='update'"):
         ws.events(stream, time="ts", lateness="1s", on_late="update")

@@ -113,6 +113,9 @@ def arrow_type(data_type: T.DataType) -> pa.DataType:
         return pa.timestamp("us")
     if isinstance(data_type, T.StructType):
         return pa.struct([pa.field(f.name, arrow_type(f.dataType)) for f in data_type])
+    if isinstance(data_type, T.ArrayType) and isinstance(
+            data_type.elementType, (T.StructType, T.TimestampType, T.TimestampNTZType)):
+        return pa.list_(arrow_type(data_type.elementType))
     return to_arrow_type(data_type)
 
 

@@ -44,6 +44,7 @@ from ..runtime.streaming.operator import (
 )
 from ..runtime.streaming.pane_buckets import PaneBuckets, PaneStep
 from ..runtime.streaming.panes import PaneKernel
+from ..runtime.streaming.revised import RevisedKernel, RevisedState
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,10 +100,7 @@ class StreamProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Any],
                         timerValues: TimerValues) -> Iterator[pd.DataFrame]:
-        table = decode(list(rows), self.values)
-        for crossing, value in zip(self.keys, key_values(key, self.keys), strict=True):
-            table = table.append_column(crossing.name,
-                                        key_column(value, crossing, table.num_rows))
+        table = self.keyed_rows(key, rows)
         state, previous = self.load()
         table, late = self.stream.split_late(state, table)
         if late.num_rows:
@@ -120,6 +118,14 @@ class StreamProcessor(StatefulProcessor):
         outputs, state, timer = self.stream.on_timer(
             state, timerValues.getCurrentWatermarkInMs())
         yield from self.save(outputs, state, timer, None)
+
+    def keyed_rows(self, key: Any, rows: Iterator[Any]) -> pa.Table:
+        """A call's rows decoded, with the key's columns."""
+        table = decode(list(rows), self.values)
+        for crossing, value in zip(self.keys, key_values(key, self.keys), strict=True):
+            table = table.append_column(crossing.name,
+                                        key_column(value, crossing, table.num_rows))
+        return table
 
     def load(self) -> tuple[StreamState | None, int | None]:
         """The key's state and its timer (one call to the state server)."""
@@ -140,6 +146,50 @@ class StreamProcessor(StatefulProcessor):
 
     def close(self) -> None:
         pass
+
+
+class RevisedProcessor(StreamProcessor):
+    """`StreamProcessor` with revisions (`on_late="update"`, `emit="changes"`): each
+    key's rows and timers go to a `RevisedKernel`, its state stored in the same shape
+    (format 3: the rows kept and the windows written, `RevisedState`); late rows are
+    counted (`COUNTED`) and late rows applied too (`APPLIED`)."""
+
+    def __init__(self, revised: RevisedKernel, keys: Sequence[Crossing],
+                 values: Sequence[Crossing]) -> None:
+        self.revised = revised
+        self.keys = tuple(keys)
+        self.values = tuple(values)
+        self.emit_late = False
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any],
+                        timerValues: TimerValues) -> Iterator[pd.DataFrame]:
+        table = self.keyed_rows(key, rows)
+        state, previous = self.load_revised()
+        step = self.revised.on_rows(state, table, timerValues.getCurrentWatermarkInMs())
+        yield from self.save_revised(step.outputs, step.state, step.timer, previous,
+                                     step.counted, step.applied)
+
+    def handleExpiredTimer(self, key: Any, timerValues: TimerValues,
+                           expiredTimerInfo: ExpiredTimerInfo) -> Iterator[pd.DataFrame]:
+        state, _fired = self.load_revised()  # a timer that fired is gone
+        step = self.revised.on_timer(state, timerValues.getCurrentWatermarkInMs())
+        yield from self.save_revised(step.outputs, step.state, step.timer, None)
+
+    def load_revised(self) -> tuple[RevisedState | None, int | None]:
+        row = self.state.get()
+        if row is None:
+            return None, None
+        timer = row[-1]
+        return RevisedState.from_row(tuple(row[:-1]), self.revised.spec), \
+            None if timer is None else int(timer)
+
+    def save_revised(self, outputs: list[pa.RecordBatch], state: RevisedState,
+                     timer: int | None, previous: int | None, counted: int = 0,
+                     applied: int = 0) -> Iterator[pd.DataFrame]:
+        self.state.update((*state.to_row(self.revised.spec), timer))
+        move_timer(self.handle, previous, timer)
+        if outputs or counted or applied:
+            yield output_payloads(outputs, counted, None, applied)
 
 
 EARLIEST_TIMER_MS = 1
@@ -171,8 +221,8 @@ def move_timer(handle: StatefulProcessorHandle, previous: int | None,
 def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
                     json_schema: pa.Schema | None = None, applied: int = 0) -> pd.DataFrame:
     """Output batches as payloads (not late), or with a `json_schema` as one JSON text
-    of their rows in it; and `counted` late rows (and `applied` ones, only with a
-    `json_schema`) in a row without payload."""
+    of their rows in it; and `counted` late rows and `applied` ones in a row without
+    payload."""
     import pandas as pd
 
     if json_schema is not None:
@@ -181,11 +231,13 @@ def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
                              ROWS: [text], APPLIED: [applied]})
     blobs: list[bytes | None] = [batch_bytes(b) for b in outputs]
     counts = [0] * len(blobs)
-    if counted:
+    applies = [0] * len(blobs)
+    if counted or applied:
         blobs.append(None)
         counts.append(counted)
+        applies.append(applied)
     return pd.DataFrame({PAYLOAD: blobs, LATE: False, COUNTED: counts, ROWS: None,
-                         APPLIED: 0})
+                         APPLIED: applies})
 
 
 def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:

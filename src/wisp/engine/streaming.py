@@ -38,6 +38,7 @@ from ..plan.streaming import (
     CarriedRowsStream,
     KeyBucketsStream,
     PanePartialsStream,
+    RevisedRowsStream,
     StreamPlan,
 )
 from ..runtime.codecs.arrays import DAY
@@ -47,6 +48,7 @@ from ..runtime.streaming.buckets import KeyBuckets
 from ..runtime.streaming.operator import StreamKernel, spec_hash
 from ..runtime.streaming.pane_buckets import FINAL, REVISION, PaneBuckets
 from ..runtime.streaming.panes import PaneKernel
+from ..runtime.streaming.revised import REPLACES, RevisedKernel, kind_windows
 from ..runtime.windows.edges import EdgesKernel
 from ..runtime.windows.resumable import Streamable
 from ..spec.aggregates import Aggregation
@@ -67,6 +69,7 @@ from .processor import (
     PanePacker,
     PartialsProcessor,
     PayloadRows,
+    RevisedProcessor,
     StreamProcessor,
 )
 from .stream_rows import json_rows, payload_rows
@@ -259,13 +262,17 @@ def key_buckets(plan: StreamPlan, query: Query) -> DataFrame:
     return rows_out(parts, query, df.groupBy(col(BUCKET)), processor)
 
 
-def on_the_wire(parts: Operator, emit_late: bool, extra: list[Column]) -> DataFrame:
+def on_the_wire(parts: Operator, emit_late: bool, extra: list[Column],
+                unfiltered: bool = False) -> DataFrame:
     """The inputs' rows as the operator reads them (each column by its crossing), with
-    `extra` columns and the hidden event time column (not with late rows emitted: the
-    watermark stays the query's, and without its column Spark filters no late row)."""
+    `extra` columns and the hidden event time column (not with late rows emitted, or
+    `unfiltered`: the watermark stays the query's, and without its column Spark filters
+    no late row)."""
     wire = [w for c in parts.keys + parts.values
             for w in wire_columns(c, parts.schema[c.name].dataType)]
     df = watermarked(parts.inputs, [*wire, *extra])
+    if unfiltered:
+        return df.drop(EVENT_TIME)
     if not emit_late:
         return df
     taken = [f.name for f in parts.keyed.fields if f.name in (LATE_REASON, LATE_ROW)]
@@ -291,6 +298,42 @@ def rows_out(parts: Operator, query: Query, grouped: GroupedData,
     out = states.mapInArrow(PayloadRows(arrow_schema(fields), late_rows),
                             T.StructType(with_late))
     return out.observe(LATE_COUNTER, F.count(col(LATE_REASON)).alias("late"))
+
+
+@compiles(RevisedRowsStream)
+def revised_rows(plan: StreamPlan, query: Query) -> DataFrame:
+    """Rows grouped by key into the stateful operator with revisions
+    (`RevisedProcessor`): each key keeps the rows of its windows not retired and writes
+    each window whose rows changed, with `revision`, `final` (and `replaces`). With
+    `on_late="update"`, Spark's late filter is off and the operator counts late rows
+    and late rows applied."""
+    parts = operator(plan, query)
+    source = plan.source
+    stream = parts.stream_kernel
+    kind = kind_windows(stream.kernel)
+    if kind is None:
+        raise WispUnsupportedError(
+            "`on_late` must be 'count' and `emit` 'final' for this query: its kernel "
+            f"({type(stream.kernel).__name__}) cannot write its windows again")
+    keys = len(parts.keyed.keys)
+    revised = RevisedKernel(kind, stream.schema, stream.time, stream.time_kind,
+                            stream.order, stream.spec, source.allowed_lateness,
+                            source.emit == "changes", keys)
+    processor = RevisedProcessor(revised, parts.keys, parts.values)
+    df = on_the_wire(parts, False, [] if parts.keys else [F.lit(0).alias(NO_KEY)],
+                     unfiltered=source.on_late == "update")
+    group = [col(w) for c in parts.keys for w in c.wire] or [col(NO_KEY)]
+    states = df.groupBy(*group).transformWithStateInPandas(processor, OPERATOR_SCHEMA,
+                                                           "Append", "EventTime")
+    fields = with_revisions(parts.keyed.fields, keys)
+    if kind.replaces:
+        bound = fields[keys].dataType
+        fields.insert(keys + 5, T.StructField(REPLACES, T.ArrayType(T.StructType([
+            T.StructField("window_start", bound), T.StructField("window_end", bound)]))))
+    if source.on_late == "update":
+        states = states.observe(LATE_COUNTED, F.sum(col(COUNTED)).alias("late"),
+                                F.sum(col(APPLIED)).alias("late_applied"))
+    return payload_rows(states, fields)
 
 
 @compiles(PanePartialsStream)

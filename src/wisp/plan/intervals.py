@@ -400,7 +400,8 @@ def _stream_hopping(inputs: Inputs, inner: Plan, resolved: tuple[ResolvedAggrega
                         "the lateness spans), not the rows", "a window once the watermark "
                         "passes its end", panes=True)
     return Streamed(inner, "the rows of the windows not yet final (at most size / hop "
-                    "windows)", "a window once the watermark passes its end")
+                    "windows)", "a window once the watermark passes its end",
+                    revisable=inner.windows.output == "windows")
 
 
 @stream_rule(Snapshot, edges=True)
@@ -409,7 +410,7 @@ def stream_snapshot(inputs: Inputs, window: Snapshot,
     return Streamed(plan_snapshot(inputs, window, resolved, STRATEGY),
                     "the events alive at the frontier (an event stays while it is alive: "
                     "open-ended events for ever)", "a window once the watermark passes its "
-                    "end (the next start or end point)")
+                    "end (the next start or end point)", revisable=True)
 
 
 @stream_rule(CountByStartTime, edges=True)
@@ -417,4 +418,5 @@ def stream_count_by_start_time(inputs: Inputs, window: CountByStartTime,
                                resolved: tuple[ResolvedAggregation, ...]) -> Streamed:
     return Streamed(plan_count_by_start_time(inputs, window, resolved, STRATEGY),
                     f"the events of the last {window.n} distinct start times",
-                    "a window once the watermark passes its last start time")
+                    "a window once the watermark passes its last start time",
+                    revisable=True)

@@ -158,4 +158,5 @@ def stream_session(inputs: Inputs, window: Session,
     carried = ("the open session's start, largest reach and accumulators (one row, "
                "however long the session)" if inner.accumulated
                else "the open session's rows (bounded by max_duration when given)")
-    return Streamed(inner, carried, "a session once the watermark passes its last event + gap")
+    return Streamed(inner, carried, "a session once the watermark passes its last event + gap",
+                    revisable=True)

@@ -11,7 +11,8 @@ whose aggregations all have pane partials; or an `AccumulatorsPlan` for running
 aggregates: accumulators carried per key instead of rows) with the state kept per key
 and when a row is emitted, in words. `plan_stream` then chooses the operator's shape, a
 `StreamPlan` subclass with its own compiler (`engine.streaming`): the rows carried per
-key (`CarriedRowsStream`), pane partials reduced where the rows are read
+key (`CarriedRowsStream`; with revisions, the rows of the windows a key still keeps,
+`RevisedRowsStream`), pane partials reduced where the rows are read
 (`PanePartialsStream`), or keys sharing a stored value per bucket
 (`KeyBucketsStream`). A kind without a stream rule is refused on a stream, naming the
 kinds that have one.
@@ -50,6 +51,10 @@ class Streamed:
     state: str
     emits: str
     panes: bool = False
+    revisable: bool = False
+    """Whether the rows-carrying operator can write its windows again
+    (`on_late="update"`, `emit="changes"`): one row per window, recomputed from the rows
+    a key keeps."""
 
 
 StreamRule = Callable[[Inputs, Any, tuple[ResolvedAggregation, ...]], Streamed]
@@ -190,6 +195,57 @@ class CarriedRowsStream(StreamPlan):
                 f"{self.state}. "
                 f"Emitted: {self.emits}. {self.late()} One event-time timer per key "
                 "wakes it when its next output can be final.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RevisedRowsStream(CarriedRowsStream):
+    """Rows grouped by key into the stateful operator with revisions
+    (`on_late="update"`, `emit="changes"`): each key keeps the rows of its windows not
+    yet retired and recomputes them, writing each window whose rows changed."""
+
+    def how(self) -> str:
+        grouped = ("rows grouped by key into" if self.source.key else
+                   "every row in one group of")
+        source = self.source
+        kept = (f"{source.allowed_lateness} ticks past its end's finality"
+                if source.on_late == "update" else "until it is final")
+        words = [f"per key, every row of a window not yet retired is kept (a window is "
+                 f"kept {kept}), those ahead of the watermark too, and at each of the "
+                 "key's micro-batches and timers its windows are recomputed over them by "
+                 f"the batch kernel of {self.inner.strategy}; a window the watermark "
+                 "makes final is written (revision 0), and written again, final true, "
+                 "with the next revision, when a late row applied changes it"]
+        if source.emit == "changes":
+            words.append("every open window whose rows changed is written with final "
+                         "false and the next revision")
+        grid = getattr(getattr(self.inner, "windows", None), "kind", None) == "hopping"
+        if not grid:  # a tumbling or hopping window's bounds never change
+            words.append("a late row that changes a window's bounds (a session's start or "
+                         "end, sessions merged, a new start time that shifts count "
+                         "windows, a new start or end point that splits snapshot windows) "
+                         "makes new windows whose rows list the windows written before "
+                         "that they replace (column replaces), with a revision above "
+                         "theirs")
+        return (f"Structured Streaming: {grouped} Spark's stateful operator "
+                "(transformWithStateInPandas, event time, RocksDB state store). "
+                "Revisions: " + "; ".join(words) + (
+                    " (columns revision and final after time; wisp.latest keeps each "
+                    "window's last row)" if grid else
+                    " (columns revision, final and replaces after time; wisp.latest "
+                    "keeps each window's last row unless a later row replaces it)")
+                + ". State per key: the rows of the windows not "
+                f"retired, and per window written its last revision. Emitted: "
+                f"{self.emits}. {self.late()} One event-time timer per key wakes it when "
+                "its next window can be final or its oldest window retires.")
+
+    def late(self) -> str:
+        if self.source.on_late != "update":
+            return StreamPlan.late(self)
+        return ("Late rows: Spark's late filter is off (the operator reads each row's "
+                "time); a row is late when it could reach a window already retired, or "
+                "when the window it alone would make ended more than the allowed "
+                "lateness before the watermark, and wisp's operator drops and counts it "
+                "(wisp.stream_report).")
 
 
 class PaneRows:
@@ -336,14 +392,24 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
                   "partial state: each row goes into its pane's partials as it arrives, "
                   "and a window is written once the watermark passes its end")
     operator = operator_for(streamed, inputs)
-    if source.revisions and operator is not PanePartialsStream:
+    if source.revisions and source.on_late == "emit":
+        raise WispUnsupportedError(
+            "`emit` must be 'final' with on_late='emit' (late rows then come out as rows "
+            "of their own; early rows take on_late='count' or 'update'), found "
+            "'changes'")
+    if source.revisions and operator is CarriedRowsStream and streamed.revisable \
+            and source.edges is None:
+        operator = RevisedRowsStream
+        reason = ("the source is a streaming DataFrame whose windows may be written more "
+                  "than once: each key keeps the rows of its windows not retired and "
+                  "recomputes them when its rows or its timer come")
+    if source.revisions and operator not in (PanePartialsStream, RevisedRowsStream):
         raise WispUnsupportedError(
             f"`{'on_late' if source.on_late == 'update' else 'emit'}` must be "
             f"{'count' if source.on_late == 'update' else 'final'!r} for {name} here: "
             "revisions (on_late='update', emit='changes') run on Tumbling and Hopping by "
-            "duration over point events whose aggregations all have pane partials "
-            f"(count, sum, mean, min, max, first, last, ...); this query runs "
-            f"{streamed.inner.strategy}")
+            "duration over point events, Session, Snapshot and CountByStartTime (not "
+            f"over wisp.from_edges); this query runs {streamed.inner.strategy}")
     return operator(source=source, window=streamed.inner.window, aggregations=resolved,
                     tie_break=tie_break_columns(source), reason=reason,
                     inner=streamed.inner, lateness=source.lateness, state=state,

@@ -11,7 +11,7 @@ the horizon `W + 1` tick (`resumable.Streamable`), which emits every output fina
 that promise; the others wait. The key's one timer is set where its next output can be
 final: the earliest pending row's time, or the kernel's `wake`.
 
-A kernel that takes rows in any order (`takes_disorder`: the pane partials of
+A kernel that takes rows in any order (`TakesDisorder`: the pane partials of
 `panes`) gets every new row at once instead: nothing waits in `pending`, and the
 horizon tells it which outputs are final (`absorb`).
 
@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +40,6 @@ from ...errors import WispInputError
 from ..codecs.arrays import to_ticks
 from ..codecs.sorting import sort_order
 from ..windows.resumable import Horizon, KernelState, Streamable
-from .panes import PaneKernel
 
 STREAM_STATE_VERSION = 2
 TICKS_PER_MS = 1000
@@ -120,6 +119,19 @@ def batches_of(blob: bytes) -> list[pa.RecordBatch]:
     return batches
 
 
+@runtime_checkable
+class TakesDisorder(Protocol):
+    """A `Streamable` kernel that takes a key's rows in any order (the pane partials of
+    `panes.PaneKernel`): every new row goes to it at once (`StreamKernel.absorb`), and
+    it says itself which rows come too late for the key's state (a window that would
+    hold them already closed), rather than the horizon the key was fed up to."""
+
+    def late_times(self, state: KernelState | None, ticks: npt.NDArray[Any]
+                   ) -> npt.NDArray[np.bool_]:
+        """Which of the rows' times (ticks) come too late for the key's state."""
+        ...
+
+
 @dataclass(frozen=True)
 class StreamKernel:
     """One key's stream logic around a `Streamable` kernel: `schema` is the kernel's
@@ -142,14 +154,14 @@ class StreamKernel:
         time lies below the horizon the key's kernel was already fed up to, so that
         outputs it belongs to may have been emitted. Spark's own late filter (the
         default) drops every such row before the operator; with `on_late="emit"` it is
-        off and they arrive here. The pane kernel takes a row as long as no window holding
-        it was closed for the key (`PaneKernel.late_times`; Spark's filter is off for
-        it)."""
+        off and they arrive here. A kernel that takes rows in any order takes a row as
+        long as no window holding it was closed for the key (`TakesDisorder.late_times`;
+        Spark's filter is off for it)."""
         if state is None or state.fed == 0 or rows.num_rows == 0:
             return rows, rows.slice(0, 0)
         ticks = self.ticks(rows)
         late = (self.kernel.late_times(state.kernel, ticks)
-                if isinstance(self.kernel, PaneKernel) else ticks < state.fed)
+                if isinstance(self.kernel, TakesDisorder) else ticks < state.fed)
         if not late.any():
             return rows, rows.slice(0, 0)
         return rows.filter(pa.array(~late)), rows.filter(pa.array(late))
@@ -163,7 +175,7 @@ class StreamKernel:
                      else moment.isoformat(sep=" "))
         else:
             shown = f"{ticks} (ticks)"
-        if isinstance(self.kernel, PaneKernel):
+        if isinstance(self.kernel, TakesDisorder):
             return (f"a window holding it was already closed for its key, at the "
                     f"watermark {shown}")
         return (f"at or below the watermark {shown}, up to which the key's rows were "
@@ -188,7 +200,7 @@ class StreamKernel:
         """Feed the pending rows at or below the watermark to the kernel in order, with
         the horizon the watermark promises; keep the rest; set the next timer."""
         pending = state.pending
-        if getattr(self.kernel, "takes_disorder", False):
+        if isinstance(self.kernel, TakesDisorder):
             return self.absorb(state, watermark_ms)
         ticks = self.ticks(pending)
         if watermark_ms <= 0:
@@ -206,7 +218,7 @@ class StreamKernel:
 
     def absorb(self, state: StreamState, watermark_ms: int
                ) -> tuple[list[pa.RecordBatch], StreamState, int | None]:
-        """`advance` for a kernel that takes rows in any order (`takes_disorder`): every
+        """`advance` for a kernel that takes rows in any order (`TakesDisorder`): every
         pending row goes to the kernel at once, with the horizon the watermark promises
         (none before the first watermark: `-inf`, under which nothing is final)."""
         horizon: Horizon = watermark_ms * TICKS_PER_MS + 1 if watermark_ms > 0 \

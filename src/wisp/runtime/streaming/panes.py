@@ -11,7 +11,7 @@ state (`runtime.aggregates.partials`: a sum, moments, an extreme, the row picked
 So the state is bounded by the panes of the windows still open, whatever the number of
 rows in them, and each row is read once: when it arrives.
 
-Rows arrive in any order (`takes_disorder`): a stream feeds each micro-batch's rows as
+Rows arrive in any order (`operator.TakesDisorder`): a stream feeds each micro-batch's rows as
 they come, without holding them until the watermark passes them, since adding a row to
 its pane's partials gives the same pane whatever the order. Told a horizon `H` (every
 later row has time >= H), a step emits every non-empty window that ends at or before
@@ -44,7 +44,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -85,9 +85,6 @@ class PaneKernel:
     order: tuple[str, ...] = ()
     """The tie-break columns (window order after time), where an aggregation picks a row
     by window order (`first`, `last`, `max_by`, `min_by`)."""
-
-    takes_disorder: ClassVar[bool] = True
-    """A stream may feed rows ahead of its horizon, in any order."""
 
     # ----------------------------------------------------------------- geometry
 

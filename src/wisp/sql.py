@@ -1,22 +1,27 @@
 """SQL access: the table function `wisp_window(TABLE(t), query)` (`register_sql`).
 
 `query` is a query file's text (`wisp.query`: the same grammar, checks and messages as
-`wisp run`), of which the `events`, `window` and `aggregations` sections are read; the
-table argument is the input. The function is a Python table function whose `eval`
-takes Arrow batches (Spark's Arrow UDTF, evaluation type `SQL_ARROW_UDTF`) and whose
-static `analyze` plans the query when Spark analyses the statement:
+`wisp run`), of which the `events`, `window` (or `features`: a feature set without
+label rows) and `aggregations` sections are read; the table argument is the input. The
+function is a Python table function whose `eval` takes Arrow batches (Spark's Arrow
+UDTF, evaluation type `SQL_ARROW_UDTF`) and whose static `analyze` plans the query when
+Spark analyses the statement:
 
 - it parses and checks the text, binds the event roles to the table's schema, and asks
   wisp's planner for a plan, forcing a kernel strategy where the planner would choose a
   native one (`table_plan`);
 - it returns the output schema (the API's columns) and asks Spark to hash-partition the
-  table by the key columns and to sort each partition by key, time and tie-break
-  columns, the order the kernel needs (the user writes no PARTITION BY);
+  table by the key columns and, where Arrow does not order the key, time and
+  tie-break columns as Spark does, to sort each partition by them (the user writes no
+  PARTITION BY);
 - it hands the kernel (`engine.compiler.TableKernel`) to the executors in its result.
 
-On the executors, each partition's batches reach `eval` sorted; the null-time, end and
-Delta-attribute checks that the API runs as Spark expressions run in Python on each
-batch, and at the end of each partition the window's Arrow kernel runs over its rows.
+On the executors, the null-time, end and Delta-attribute checks that the API runs as
+Spark expressions run in Python on each batch; then, as in the API's worker, the
+instance either sorts its partition with Arrow within a budget (`SortedRuns`, spilling
+past it) and runs the kernel over the sorted rows at the partition's end, or, where
+Spark sorted it, hands each batch to the kernel as it comes (`Resumed`). Either way the
+kernel reads a long key in pieces.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ from .query import (
     qerr,
 )
 from .runtime.codecs.batches import CHUNK_ROWS
-from .runtime.codecs.sorting import Kernel, SortedInput
+from .runtime.codecs.sorting import Kernel, SortedInput, SortedRuns
 from .runtime.limits import WithinMemory, within_memory
 from .runtime.windows.resumable import Resumed
 from .spec.aggregates import Aggregation
@@ -102,9 +107,9 @@ class TablePlan:
     inputs: pa.Schema
     output: pa.Schema
     sorts_in_worker: bool
-    """Whether the table function sorts each partition itself (a kernel that is not
-    resumable, where Arrow orders every sort column as Spark does:
-    `engine.describe.sorts_in_worker`); otherwise Spark sorts it."""
+    """Whether the table function sorts each partition itself (Arrow orders every sort
+    column as Spark does: `engine.describe.sorts_in_worker`), as the API's worker does;
+    otherwise Spark sorts it."""
     copies: tuple[tuple[str, str], ...] = ()
     """The kernel's hidden input columns, each a copy of a table column (a feature
     set's tick columns: `parameter_columns`)."""
@@ -256,7 +261,8 @@ def resolve(schema: T.StructType, text: object) -> TablePlan:
     copies = parameter_columns(kernel, window)
     fields = {f.name: f for f in schema.fields}
     sort_columns = list(dict.fromkeys([*kernel.keys, *kernel.order]))
-    in_worker = not resumable(kernel.kernel) and sorts_in_worker(schema, sort_columns)
+    in_worker = sorts_in_worker(schema, sort_columns)
+    assert in_worker or resumable(kernel.kernel), "a kernel Spark sorts for takes pieces"
     hidden = dict(copies)
     read = list(dict.fromkeys([*(hidden.get(c, c) for c in kernel.needed),
                                *(c for c in sort_columns if in_worker)]))
@@ -275,8 +281,8 @@ def output_schema(fields: list[T.StructField]) -> pa.Schema:
 
 def resumable(kernel: object) -> bool:
     """Whether `kernel` takes a key's rows in pieces (`runtime.windows.resumable`):
-    the table function then feeds it each batch as Spark hands it over (`Resumed`),
-    as the API's worker does, instead of holding a partition's rows."""
+    where Spark sorts, the table function feeds it each batch as Spark hands it over
+    (`Resumed`), as the API's worker does."""
     return all(hasattr(kernel, name) for name in ("keys", "step", "finish", "run_group"))
 
 
@@ -317,10 +323,14 @@ class WispWindow:
     def __init__(self, analyzed: Analyzed) -> None:
         assert analyzed.plan is not None
         self.plan = analyzed.plan
-        self.batches: list[pa.RecordBatch] = []
         kernel = self.plan.kernel.kernel
-        self.feed = Resumed(kernel, getattr(kernel, "chunk_rows", CHUNK_ROWS)) \
-            if resumable(kernel) else None
+        self.sorter: SortedRuns | None = None
+        self.feed: Resumed | None = None
+        if self.plan.sorts_in_worker:
+            budget = SortedInput(kernel, self.plan.sort_columns).budget()
+            self.sorter = SortedRuns(self.plan.sort_columns, budget)
+        else:
+            self.feed = Resumed(kernel, getattr(kernel, "chunk_rows", CHUNK_ROWS))
         vectorise_partition_boundaries(sys._getframe(1))
 
     @staticmethod
@@ -344,28 +354,28 @@ class WispWindow:
         return Analyzed(schema, partitionBy=[partition], orderBy=order, plan=plan)
 
     def eval(self, batch: pa.RecordBatch, query: object) -> Iterator[pa.RecordBatch]:
-        """Check `batch` (`checked`) and hand it to a resumable kernel, for the outputs
-        it makes final (a long key's run in pieces, as in the API's worker: the
-        instance holds a few pieces and the kernel's state, not the key's rows); keep it
-        for another kernel."""
+        """Check `batch` (`checked`), then, as in the API's worker: where Spark sorted
+        the partition, hand it to the kernel at once, for the outputs it makes final (a
+        long key read in pieces: the instance holds a few pieces and the kernel's
+        state); where the table function sorts, take it into the sort (held within
+        the sort's budget, spilled to disk past it)."""
         rows = checked(batch, self.plan)
         if not rows.num_rows:
             return iter(())
-        if self.feed is not None:
-            return self.conformed(within_memory(self.feed.push(rows)))
-        self.batches.append(rows)
-        return iter(())
+        if self.sorter is not None:
+            self.sorter.push(rows)
+            return iter(())
+        assert self.feed is not None
+        return self.conformed(within_memory(self.feed.push(rows)))
 
     def terminate(self) -> Iterator[pa.RecordBatch]:
-        """The outputs the partition's end makes final (another kernel: the kernel over
-        the partition's rows)."""
-        if self.feed is not None:
-            return self.conformed(within_memory(self.feed.close()))
-        batches, self.batches = self.batches, []
-        kernel: Kernel = self.plan.kernel.kernel
-        if self.plan.sorts_in_worker:
-            kernel = SortedInput(kernel, self.plan.sort_columns)
-        return self.conformed(WithinMemory(kernel)(iter(batches)) if batches else iter(()))
+        """The outputs the partition's end makes final: the rest of a kernel fed as the
+        batches came, or the kernel over the sorted partition (long keys in pieces)."""
+        if self.sorter is not None:
+            kernel: Kernel = self.plan.kernel.kernel
+            return self.conformed(WithinMemory(kernel)(self.sorter.close()))
+        assert self.feed is not None
+        return self.conformed(within_memory(self.feed.close()))
 
     def conformed(self, outputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """The kernel's non-empty `outputs` in the output schema, nullability included:

@@ -51,7 +51,7 @@ def test_a_native_plan_is_replaced_by_a_kernel_strategy() -> None:
     assert [f.name for f in tumbling.kernel.fields] == \
         ["k", "window_start", "window_end", "time", "mean_v"]
     assert tumbling.sort_columns == ("k", "ts", "v")
-    assert not tumbling.sorts_in_worker  # a resumable kernel: Spark orders the rows
+    assert tumbling.sorts_in_worker
     cumulative = resolve(SCHEMA, "events: {time: ts, key: k}\naggregations: [sum(v)]\n")
     assert [f.name for f in cumulative.kernel.fields][-1] == "sum_v"
 

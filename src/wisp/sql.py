@@ -65,7 +65,7 @@ from .query import (
     qerr,
 )
 from .runtime.codecs.batches import CHUNK_ROWS
-from .runtime.codecs.sorting import Kernel, SortedInput, SortedRuns
+from .runtime.codecs.sorting import Kernel, SortedRuns, sort_budget
 from .runtime.limits import WithinMemory, within_memory
 from .runtime.windows.resumable import Resumed
 from .spec.aggregates import Aggregation
@@ -327,8 +327,7 @@ class WispWindow:
         self.sorter: SortedRuns | None = None
         self.feed: Resumed | None = None
         if self.plan.sorts_in_worker:
-            budget = SortedInput(kernel, self.plan.sort_columns).budget()
-            self.sorter = SortedRuns(self.plan.sort_columns, budget)
+            self.sorter = SortedRuns(self.plan.sort_columns, sort_budget())
         else:
             self.feed = Resumed(kernel, getattr(kernel, "chunk_rows", CHUNK_ROWS))
         vectorise_partition_boundaries(sys._getframe(1))

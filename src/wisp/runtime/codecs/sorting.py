@@ -52,7 +52,7 @@ class SortedInput:
 
     def budget(self) -> int:
         """The bytes sorted in memory: `budget_bytes`, within the worker's cap."""
-        return min(self.budget_bytes, capped_budget(SORT_SHARE_OF_CAP))
+        return sort_budget(self.budget_bytes)
 
 
 SORT_SHARE_OF_CAP = 16
@@ -60,6 +60,12 @@ SORT_SHARE_OF_CAP = 16
 in memory take at most this fraction of it: the cap bounds the worker's address space
 (the interpreter, numpy and Arrow's own reservations included), and a sort's run, its
 permutation and its sorted copy live at once."""
+
+
+def sort_budget(budget_bytes: int = SORT_BUDGET_BYTES) -> int:
+    """The bytes of events a worker sorts in memory: `budget_bytes`, within its share
+    of the worker's memory cap (`SORT_SHARE_OF_CAP`)."""
+    return min(budget_bytes, capped_budget(SORT_SHARE_OF_CAP))
 
 
 def capped_budget(share: int) -> int:

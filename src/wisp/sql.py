@@ -1,22 +1,27 @@
 """SQL access: the table function `wisp_window(TABLE(t), query)` (`register_sql`).
 
 `query` is a query file's text (`wisp.query`: the same grammar, checks and messages as
-`wisp run`), of which the `events`, `window` and `aggregations` sections are read; the
-table argument is the input. The function is a Python table function whose `eval`
-takes Arrow batches (Spark's Arrow UDTF, evaluation type `SQL_ARROW_UDTF`) and whose
-static `analyze` plans the query when Spark analyses the statement:
+`wisp run`), of which the `events`, `window` (or `features`: a feature set without
+label rows) and `aggregations` sections are read; the table argument is the input. The
+function is a Python table function whose `eval` takes Arrow batches (Spark's Arrow
+UDTF, evaluation type `SQL_ARROW_UDTF`) and whose static `analyze` plans the query when
+Spark analyses the statement:
 
 - it parses and checks the text, binds the event roles to the table's schema, and asks
   wisp's planner for a plan, forcing a kernel strategy where the planner would choose a
   native one (`table_plan`);
 - it returns the output schema (the API's columns) and asks Spark to hash-partition the
-  table by the key columns and to sort each partition by key, time and tie-break
-  columns, the order the kernel needs (the user writes no PARTITION BY);
+  table by the key columns and, where Arrow does not order the key, time and
+  tie-break columns as Spark does, to sort each partition by them (the user writes no
+  PARTITION BY);
 - it hands the kernel (`engine.compiler.TableKernel`) to the executors in its result.
 
-On the executors, each partition's batches reach `eval` sorted; the null-time, end and
-Delta-attribute checks that the API runs as Spark expressions run in Python on each
-batch, and at the end of each partition the window's Arrow kernel runs over its rows.
+On the executors, the null-time, end and Delta-attribute checks that the API runs as
+Spark expressions run in Python on each batch; then, as in the API's worker, the
+instance either sorts its partition with Arrow within a budget (`SortedRuns`, spilling
+past it) and runs the kernel over the sorted rows at the partition's end, or, where
+Spark sorted it, hands each batch to the kernel as it comes (`Resumed`). Either way the
+kernel reads a long key in pieces.
 """
 
 from __future__ import annotations
@@ -37,17 +42,34 @@ from pyspark.sql.udtf import AnalyzeArgument, AnalyzeResult, OrderingColumn, Par
 from .binding import Events, TableSchema, bind_events
 from .engine.build import COMPILER_MODULES
 from .engine.columns import null_time_message
-from .engine.compiler import TableKernel, has_table_kernel, table_kernel_for
+from .engine.compiler import (
+    EXPRESSION_IN_SQL,
+    TableKernel,
+    has_table_kernel,
+    table_kernel_for,
+)
 from .engine.describe import describe_events, sorts_in_worker
 from .engine.layout import arrow_schema
 from .errors import WispInputError, WispUnsupportedError
+from .features_query import in_features, in_window
 from .plan.nodes import Plan
 from .plan.planner import plan as make_plan
 from .plan.source import Inputs
-from .query import MAX_QUERY_BYTES, QueryError, build_window, load_yaml, parse_query, qerr
-from .runtime.codecs.sorting import Kernel, SortedInput
-from .runtime.limits import WithinMemory
+from .query import (
+    MAX_QUERY_BYTES,
+    QueryError,
+    build_feature_window,
+    build_window,
+    load_yaml,
+    parse_query,
+    qerr,
+)
+from .runtime.codecs.batches import CHUNK_ROWS
+from .runtime.codecs.sorting import Kernel, SortedRuns, sort_budget
+from .runtime.limits import WithinMemory, within_memory
+from .runtime.windows.resumable import Resumed
 from .spec.aggregates import Aggregation
+from .spec.features import FeatureSet, feature_set
 from .spec.windows import Window
 
 if TYPE_CHECKING:
@@ -88,6 +110,9 @@ class TablePlan:
     """Whether the table function sorts each partition itself (Arrow orders every sort
     column as Spark does: `engine.describe.sorts_in_worker`), as the API's worker does;
     otherwise Spark sorts it."""
+    copies: tuple[tuple[str, str], ...] = ()
+    """The kernel's hidden input columns, each a copy of a table column (a feature
+    set's tick columns: `parameter_columns`)."""
 
     @property
     def sort_columns(self) -> tuple[str, ...]:
@@ -133,25 +158,69 @@ def read_query_text(text: object) -> Any:
 
 def refuse_other_forms(query: Any) -> None:
     """Refuse what a query file may hold but the table function does not run: a join,
-    a feature set, edge rows, and Spark expressions in the window."""
-    for section, name in (("join", query.join), ("features", query.features)):
-        if name is not None:
-            raise WispUnsupportedError(
-                f"`{section}` must be left out of a query run by {FUNCTION} (its "
-                "`events`, `window` and `aggregations` sections are read), found one; run "
-                "it with wisp run or the Python API")
+    a feature set's label rows, edge rows, and Spark expressions in the window or the
+    feature set's windows."""
+    if query.join is not None:
+        raise WispUnsupportedError(
+            f"`join` must be left out of a query run by {FUNCTION} (its `events`, "
+            "`window` or `features`, and `aggregations` sections are read), found one; "
+            "run it with wisp run or the Python API")
+    if query.features is not None and query.features.at is not None:
+        raise WispUnsupportedError(
+            f"`features.at` must be left out of a query run by {FUNCTION} (it takes one "
+            "table, the events, and reads no path), found label rows at "
+            f"{query.features.at.path!r}; run the query with wisp run or the Python API "
+            "(events.features(..., at=labels))")
     if query.edge is not None:
         raise WispUnsupportedError(
             f"`events.edge` must be left out of a query run by {FUNCTION} (pairing edge "
             "rows needs Spark), found one; pair them in the table first (an end column), "
             "or run the query with wisp run or the Python API")
     found = spark_expressions(query.raw_window)
+    for label, raw in () if query.features is None else query.features.windows:
+        found = found or spark_expressions(raw, f"features.windows.{label}")
     if found is not None:
         raise WispUnsupportedError(
             f"`{found}` must not be a {{col: ...}} or {{expr: ...}} value in SQL "
             f"({FUNCTION} runs no Spark expression inside the table function), found one; "
             "compute the column in the table first, or run the query with wisp run or "
             "the Python API")
+
+
+def query_window(query: Any) -> Window | None:
+    """The query's window, or its feature set (`features:`), built without Spark."""
+    if query.features is None:
+        return build_window(query.raw_window, columns=False)
+    return feature_set({label: build_feature_window(label, raw, columns=False)
+                        for label, raw in query.features.windows})
+
+
+def planned(inputs: Inputs, window: Window | None, aggregations: tuple[Aggregation, ...]
+            ) -> Plan:
+    """`table_plan`, a feature set's errors naming their key under `features` as `wisp
+    run`'s do (`features_query.in_window`)."""
+    if not isinstance(window, FeatureSet):
+        return table_plan(inputs, window, aggregations)
+    try:
+        return table_plan(inputs, window, aggregations)
+    except WispUnsupportedError as error:
+        raise WispUnsupportedError(in_features(error)) from None
+    except WispInputError as error:
+        alone = PlannedAlone(inputs)
+        raise WispInputError(in_window(error, dict(window.windows), alone, aggregations)
+                             ) from None
+
+
+@dataclass(frozen=True)
+class PlannedAlone:
+    """What `features_query.in_window` tries each window of a set with: the planner
+    over the table's schema, in place of the API's events."""
+
+    inputs: Inputs
+
+    def features(self, windows: Mapping[str, Window | None], *aggregations: Aggregation
+                 ) -> Plan:
+        return make_plan(self.inputs, feature_set(windows), aggregations)
 
 
 def table_plan(inputs: Inputs, window: Window | None,
@@ -182,21 +251,57 @@ def resolve(schema: T.StructType, text: object) -> TablePlan:
     column, a `WispUnsupportedError` for what SQL does not run)."""
     query = read_query_text(text)
     refuse_other_forms(query)
-    window = build_window(query.raw_window, columns=False)
+    window = query_window(query)
     events = bind_events(Events, TableSchema(schema), query.time, end=query.end,
                          key=list(query.key), order=query.order,
                          on_null_time="drop" if query.on_null_time == "drop" else "error")
-    chosen = table_plan(Inputs(describe_events(events)), window, query.aggregations)
+    chosen = planned(Inputs(describe_events(events)), window, query.aggregations)
     kernel = table_kernel_for(chosen, events)
     assert kernel is not None  # `table_plan` chose a plan with one
+    copies = parameter_columns(kernel, window)
     fields = {f.name: f for f in schema.fields}
     sort_columns = list(dict.fromkeys([*kernel.keys, *kernel.order]))
     in_worker = sorts_in_worker(schema, sort_columns)
-    read = kernel.needed + [c for c in sort_columns if in_worker and c not in kernel.needed]
+    assert in_worker or resumable(kernel.kernel), "a kernel Spark sorts for takes pieces"
+    hidden = dict(copies)
+    read = list(dict.fromkeys([*(hidden.get(c, c) for c in kernel.needed),
+                               *(c for c in sort_columns if in_worker)]))
     return TablePlan(kernel, events.time.name, events.time.kind, events.on_null_time,
                      null_time_message(events.time).removeprefix("WispError: "),
-                     arrow_schema([fields[c] for c in read]), arrow_schema(kernel.fields),
-                     in_worker)
+                     arrow_schema([fields[c] for c in read]), output_schema(kernel.fields),
+                     in_worker, tuple(copies))
+
+
+def output_schema(fields: list[T.StructField]) -> pa.Schema:
+    """The Arrow schema Spark writes the output in: the kernel's types, with each
+    field's nullability (`arrow_schema` makes every field nullable)."""
+    return pa.schema([f.with_nullable(s.nullable)
+                      for f, s in zip(arrow_schema(fields), fields, strict=True)])
+
+
+def resumable(kernel: object) -> bool:
+    """Whether `kernel` takes a key's rows in pieces (`runtime.windows.resumable`):
+    where Spark sorts, the table function feeds it each batch as Spark hands it over
+    (`Resumed`), as the API's worker does."""
+    return all(hasattr(kernel, name) for name in ("keys", "step", "finish", "run_group"))
+
+
+def parameter_columns(kernel: TableKernel, window: Window | None
+                      ) -> list[tuple[str, str]]:
+    """The kernel's hidden input columns that hold a window parameter, each with the
+    table's column that the parameter names (`TableKernel.parameters`); the parameter
+    of a Spark expression was refused with the query (`refuse_other_forms`)."""
+    if not kernel.parameters:
+        return []
+    assert window is not None
+    values = window.parameters()
+    copies = []
+    for hidden, param in kernel.parameters:
+        source = values[param]
+        if not isinstance(source, str):
+            raise WispUnsupportedError(EXPRESSION_IN_SQL.format(param=param))
+        copies.append((hidden, source))
+    return copies
 
 
 # ------------------------------------------------------------------ the function
@@ -218,7 +323,13 @@ class WispWindow:
     def __init__(self, analyzed: Analyzed) -> None:
         assert analyzed.plan is not None
         self.plan = analyzed.plan
-        self.batches: list[pa.RecordBatch] = []
+        kernel = self.plan.kernel.kernel
+        self.sorter: SortedRuns | None = None
+        self.feed: Resumed | None = None
+        if self.plan.sorts_in_worker:
+            self.sorter = SortedRuns(self.plan.sort_columns, sort_budget())
+        else:
+            self.feed = Resumed(kernel, getattr(kernel, "chunk_rows", CHUNK_ROWS))
         vectorise_partition_boundaries(sys._getframe(1))
 
     @staticmethod
@@ -242,23 +353,39 @@ class WispWindow:
         return Analyzed(schema, partitionBy=[partition], orderBy=order, plan=plan)
 
     def eval(self, batch: pa.RecordBatch, query: object) -> Iterator[pa.RecordBatch]:
-        """Check `batch` (`checked`) and keep it for the kernel."""
+        """Check `batch` (`checked`), then, as in the API's worker: where Spark sorted
+        the partition, hand it to the kernel at once, for the outputs it makes final (a
+        long key read in pieces: the instance holds a few pieces and the kernel's
+        state); where the table function sorts, take it into the sort (held within
+        the sort's budget, spilled to disk past it)."""
         rows = checked(batch, self.plan)
-        if rows.num_rows:
-            self.batches.append(rows)
-        return iter(())
+        if not rows.num_rows:
+            return iter(())
+        if self.sorter is not None:
+            self.sorter.push(rows)
+            return iter(())
+        assert self.feed is not None
+        return self.conformed(within_memory(self.feed.push(rows)))
 
     def terminate(self) -> Iterator[pa.RecordBatch]:
-        """The kernel over the partition's rows, in order: its output batches."""
-        batches, self.batches = self.batches, []
-        if not batches:
-            return
-        kernel: Kernel = self.plan.kernel.kernel
-        if self.plan.sorts_in_worker:
-            kernel = SortedInput(kernel, self.plan.sort_columns)
-        for out in WithinMemory(kernel)(iter(batches)):
+        """The outputs the partition's end makes final: the rest of a kernel fed as the
+        batches came, or the kernel over the sorted partition (long keys in pieces)."""
+        if self.sorter is not None:
+            kernel: Kernel = self.plan.kernel.kernel
+            return self.conformed(WithinMemory(kernel)(self.sorter.close()))
+        assert self.feed is not None
+        return self.conformed(within_memory(self.feed.close()))
+
+    def conformed(self, outputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """The kernel's non-empty `outputs` in the output schema, nullability included:
+        Spark's Arrow writer takes every batch of a task in the schema of the first
+        (an empty batch of the output schema where an `eval` returns none), and a
+        kernel marks every column nullable."""
+        schema = self.plan.output
+        for out in outputs:
             if out.num_rows:
-                yield out
+                yield out if out.schema.equals(schema) else \
+                    pa.RecordBatch.from_arrays(out.columns, schema=schema)
 
 
 def checked(batch: pa.RecordBatch, plan: TablePlan) -> pa.RecordBatch:
@@ -268,6 +395,8 @@ def checked(batch: pa.RecordBatch, plan: TablePlan) -> pa.RecordBatch:
     Delta attribute fails."""
     columns = [batch.column(f.name).cast(f.type) for f in plan.inputs]
     rows = pa.RecordBatch.from_arrays(columns, schema=plan.inputs)
+    for hidden, source in plan.copies:
+        rows = rows.append_column(hidden, rows.column(source))
     missing = absent(rows.column(plan.time), plan.time_kind)
     if missing is not None:
         if plan.on_null_time == "error":

@@ -45,8 +45,8 @@ RUN_ELSEWHERE = {"docs/streaming.md": "tests/streaming/test_docs_example.py"}
 NOT_RUN = {("docs/cluster.md", "# job.py"): "a spark-submit job: reads and writes hdfs://",
            ("docs/streaming.md", "def upsert(batch, batch_id):"):
            "a MERGE into a Delta table, which this environment does not install",
-           ("docs/sql.md", "# thrift_wisp.py: run with spark-submit thrift_wisp.py (Spark "
-            "built with Hive)"): "starts a Thrift server, which pip's PySpark does not ship"}
+           ("docs/sql.md", "# thrift_wisp.py: a Thrift JDBC server whose sessions have "
+            "wisp_window"): "serves until stopped: tests/sql/test_sql_thrift.py runs it"}
 """The ```python no-run blocks, by page and first line, with why they cannot run here."""
 
 FENCE = re.compile(r"^(```|~~~)\s*(\S*)\s*(.*?)\s*$")

@@ -83,9 +83,9 @@ def test_what_sql_does_not_run_is_refused_by_name(readings: SparkSession) -> Non
                                 "{col: v}}\naggregations: [count]\n")
     assert line.startswith(PREFIX + "wisp.errors.WispUnsupportedError: `window.gap` must not "
                            "be a {col: ...} or {expr: ...} value in SQL")
-    line = first_line(readings, "events: {time: t, key: k}\nfeatures: {windows: {all: "
-                                "cumulative}}\naggregations: [count]\n")
-    assert "`features` must be left out of a query run by wisp_window" in line
+    line = first_line(readings, "events: {time: t, key: k}\njoin: {kind: asof, right: "
+                                "{path: quotes.parquet, time: t}}\n")
+    assert "`join` must be left out of a query run by wisp_window" in line
     spans = readings.createDataFrame([(1, 3, 1.0), (2, None, 2.0)], "t long, e long, v double")
     spans.createOrReplaceTempView("spans")
     line = first_line(readings, "events: {time: t, end: e}\nwindow: {kind: Hopping, size: 4, "

@@ -143,6 +143,10 @@ class TableKernel:
     fields: list[T.StructField]
     end: str | None = None
     attributes: tuple[tuple[str, str], ...] = ()
+    parameters: tuple[tuple[str, str], ...] = ()
+    """Hidden input columns of `needed` that hold a window parameter (by its path, as
+    `ExprRef.param`): the table function fills each from the column the parameter
+    names, and refuses a parameter that is a Spark expression."""
 
 
 EXPRESSION_IN_SQL = (

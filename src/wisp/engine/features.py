@@ -12,22 +12,30 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..binding import TimeColumn
+from ..binding import Events, TimeColumn
+from ..errors import WispUnsupportedError
 from ..plan.features import FeaturesPlan
 from ..runtime.codecs.batches import CHUNK_ROWS
 from ..runtime.windows.features import FeaturesKernel
 from ..runtime.windows.label_features import EVENT, KIND, TIME, LabelFeaturesKernel
 from .columns import col, guarded, output_time_type
-from .compiler import KeyedKernel, Query, StreamInput, compiles, keyed_kernel
+from .compiler import (
+    KeyedKernel,
+    Query,
+    StreamInput,
+    TableKernel,
+    compiles,
+    keyed_kernel,
+    table_kernel,
+)
 from .describe import spark_output_type
 from .dynamic import without_null_times
 from .layout import aggregate_jobs, aggregation_columns, arrow_schema, mapped
 
 
-def feature_fields(plan: FeaturesPlan, query: Query) -> list[T.StructField]:
+def feature_fields(plan: FeaturesPlan, events: Events) -> list[T.StructField]:
     """The key columns, `time`, then for each aggregation, for each window, its column
     `<aggregation's name>_<label>`."""
-    events = query.events
     schema = events.df.schema
     keys = [f for k in events.key for f in schema.fields if f.name == k]
     fields = [*keys, T.StructField("time", output_time_type(events.time))]
@@ -37,26 +45,42 @@ def feature_fields(plan: FeaturesPlan, query: Query) -> list[T.StructField]:
     return fields
 
 
-@keyed_kernel(FeaturesPlan)
-def features_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
-    """The feature kernel and its input (with label rows: `label_kernel`)."""
+@table_kernel(FeaturesPlan)
+def features_table(plan: FeaturesPlan, events: Events) -> TableKernel:
+    """The feature kernel and the columns it reads, from the events' schema and roles:
+    each `Since`/`Trailing` window's hidden tick column is the window parameter it
+    holds (`TableKernel.parameters`). Label rows (`at`) are a second table, which a
+    table function does not take: refused."""
     if plan.labels_table is not None:
-        return label_kernel(plan, query)
-    events = query.events
+        raise WispUnsupportedError(
+            "`at` must be left out of a feature set in a table function (it takes one table, "
+            "the events; label rows are a second one), found label rows; run the query with "
+            "wisp run or the Python API")
     keys = list(events.key)
-    df = guarded(events, query.observation)
-    for column, ref in plan.ticks:
-        df = df.withColumn(column, query.expression(ref))
+    ticks = [column for column, _ in plan.ticks]
     needed = list(dict.fromkeys([*keys, events.time.name, *aggregation_columns(plan),
-                                 *plan.tie_break, *(column for column, _ in plan.ticks)]))
-    fields = feature_fields(plan, query)
+                                 *plan.tie_break, *ticks]))
+    fields = feature_fields(plan, events)
     kernel = FeaturesKernel(
         keys=tuple(keys), time=events.time.name, time_kind=events.time.kind,
         time_scale=events.time.scale, frames=tuple(frame for _, frame in plan.frames),
         aggregates=aggregate_jobs(plan, events), schema=arrow_schema(fields),
         chunk_rows=CHUNK_ROWS, order=plan.tie_break)
-    return KeyedKernel(df, keys, [events.time.name, *plan.tie_break], needed, kernel,
-                       fields)
+    return TableKernel(keys, [events.time.name, *plan.tie_break], needed, kernel, fields,
+                       parameters=tuple((column, ref.param) for column, ref in plan.ticks))
+
+
+@keyed_kernel(FeaturesPlan)
+def features_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:
+    """The feature kernel and its input (with label rows: `label_kernel`)."""
+    if plan.labels_table is not None:
+        return label_kernel(plan, query)
+    table = features_table(plan, query.events)
+    df = guarded(query.events, query.observation)
+    for column, ref in plan.ticks:
+        df = df.withColumn(column, query.expression(ref))
+    return KeyedKernel(df, table.keys, table.order, table.needed, table.kernel,
+                       table.fields)
 
 
 def label_kernel(plan: FeaturesPlan, query: Query) -> KeyedKernel:

@@ -82,15 +82,21 @@ class WithinMemory:
     kernel: Kernel
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        try:
-            yield from self.kernel(batches)
-        except WispMemoryError:
-            raise
-        except MemoryError as error:
-            cap = cap_megabytes()
-            limit = "unset" if cap is None else f"{cap:,} MiB"
-            raise WispMemoryError(
-                f"`{CAP_SETTING}` must hold what the window needs per key, found the "
-                f"Python worker out of memory (cap: {limit}): {UNBOUNDED}, or one of "
-                f"a key's outputs, holds more; raise {CAP_SETTING}, or bound the "
-                "window") from error
+        return within_memory(self.kernel(batches))
+
+
+def within_memory(outputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """A kernel's `outputs`, a `MemoryError` while making them a `WispMemoryError`
+    naming the limit."""
+    try:
+        yield from outputs
+    except WispMemoryError:
+        raise
+    except MemoryError as error:
+        cap = cap_megabytes()
+        limit = "unset" if cap is None else f"{cap:,} MiB"
+        raise WispMemoryError(
+            f"`{CAP_SETTING}` must hold what the window needs per key, found the "
+            f"Python worker out of memory (cap: {limit}): {UNBOUNDED}, or one of "
+            f"a key's outputs, holds more; raise {CAP_SETTING}, or bound the "
+            "window") from error

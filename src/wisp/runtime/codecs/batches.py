@@ -57,73 +57,102 @@ def key_runs(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterat
         yield pa.Table.from_batches(pending)
 
 
+Group = tuple[pa.Table, npt.NDArray[np.int64] | None, bool, bool]
+"""An item of `key_groups`: `(table, starts, first, last)`."""
+
+
 def key_groups(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...], limit: int
-               ) -> Iterator[tuple[pa.Table, npt.NDArray[np.int64] | None, bool, bool]]:
+               ) -> Iterator[Group]:
     """The key runs in tables of about `limit` rows: several whole runs shorter than
     `limit` together, `(table, starts, True, True)` with `starts` where each run begins
     and the table's length; a longer run in consecutive pieces of about `limit` rows
     (fewer at the end), `(table, None, first, last)`: `first` when the piece begins the
     run, `last` when it ends it (then the piece may be empty). Key changes are found per
-    batch, vectorised, so the cost per key is a few array entries, not Python steps."""
-    group: list[pa.RecordBatch] = []
-    starts: list[int] = [0]
-    run: list[pa.RecordBatch] = []  # the open run's rows not yet yielded
-    run_rows = 0
-    streaming = False  # the open run is longer than `limit` and partly yielded
-    schema: pa.Schema | None = None
-    previous: pa.RecordBatch | None = None
-    group_limit = min(limit, GROUP_ROWS)
-
-    def whole_runs() -> tuple[pa.Table, npt.NDArray[np.int64], bool, bool]:
-        return (pa.Table.from_batches(group, schema=schema),
-                np.array(starts, dtype=np.int64), True, True)
-
+    batch, vectorised, so the cost per key is a few array entries, not Python steps.
+    (`KeyGroups` pushed each batch, then closed.)"""
+    groups = KeyGroups(keys, limit)
     for batch in batches:
+        yield from groups.push(batch)
+    yield from groups.close()
+
+
+class KeyGroups:
+    """`key_groups` driven by its input: `push` each batch as it comes, in order, for
+    the items it completes, then `close` for the rest. A caller that is handed batches
+    one at a time (a table function's `eval`) gets the same items as one that hands
+    over an iterator."""
+
+    def __init__(self, keys: tuple[str, ...], limit: int) -> None:
+        self.keys = keys
+        self.limit = limit
+        self.group: list[pa.RecordBatch] = []
+        self.starts: list[int] = [0]
+        self.run: list[pa.RecordBatch] = []  # the open run's rows not yet yielded
+        self.run_rows = 0
+        self.streaming = False  # the open run is longer than `limit` and partly yielded
+        self.schema: pa.Schema | None = None
+        self.previous: pa.RecordBatch | None = None
+        self.group_limit = min(limit, GROUP_ROWS)
+
+    def whole_runs(self) -> Group:
+        """The group of whole runs, which then begins anew."""
+        found = (pa.Table.from_batches(self.group, schema=self.schema),
+                 np.array(self.starts, dtype=np.int64), True, True)
+        self.group, self.starts = [], [0]
+        return found
+
+    def push(self, batch: pa.RecordBatch) -> Iterator[Group]:
+        """The items that `batch`, the next of the input, completes."""
         if batch.num_rows == 0:
-            continue
-        schema = batch.schema
-        continues = previous is not None and not _new_key(previous, batch, keys)
-        previous = batch
-        cuts = _key_cuts(batch, keys)
+            return
+        schema = self.schema = batch.schema
+        continues = self.previous is not None and not _new_key(self.previous, batch,
+                                                               self.keys)
+        self.previous = batch
+        cuts = _key_cuts(batch, self.keys)
         bounds = [0, *cuts, batch.num_rows]
-        if not continues and (run or streaming):  # the open run ended with the last batch
-            if streaming:
-                yield pa.Table.from_batches(run, schema=schema), None, False, True
+        if not continues and (self.run or self.streaming):  # the open run ended before
+            if self.streaming:
+                yield pa.Table.from_batches(self.run, schema=schema), None, False, True
             else:
-                group += run
-                starts.append(starts[-1] + run_rows)
-            run, run_rows, streaming = [], 0, False
+                self.group += self.run
+                self.starts.append(self.starts[-1] + self.run_rows)
+            self.run, self.run_rows, self.streaming = [], 0, False
         head = batch.slice(0, bounds[1])
         if len(bounds) > 2:  # the head's run ends in this batch, whole runs follow
-            if streaming:
-                yield pa.Table.from_batches([*run, head], schema=schema), None, False, True
+            if self.streaming:
+                yield (pa.Table.from_batches([*self.run, head], schema=schema), None,
+                       False, True)
             else:
-                group += [*run, head]
-                starts.append(starts[-1] + run_rows + head.num_rows)
-            run, run_rows, streaming = [], 0, False
+                self.group += [*self.run, head]
+                self.starts.append(self.starts[-1] + self.run_rows + head.num_rows)
+            self.run, self.run_rows, self.streaming = [], 0, False
             if len(bounds) > 3:
                 middle = batch.slice(bounds[1], bounds[-2] - bounds[1])
-                group.append(middle)
-                starts += [starts[-1] + b - bounds[1] for b in bounds[2:-1]]
+                self.group.append(middle)
+                self.starts += [self.starts[-1] + b - bounds[1] for b in bounds[2:-1]]
             head = batch.slice(bounds[-2])
-        run.append(head)
-        run_rows += head.num_rows
-        if starts[-1] >= group_limit:
-            yield whole_runs()
-            group, starts = [], [0]
-        if run_rows >= limit:
-            if len(starts) > 1:
-                yield whole_runs()
-                group, starts = [], [0]
-            yield pa.Table.from_batches(run, schema=schema), None, not streaming, False
-            run, run_rows, streaming = [], 0, True
-    if streaming:
-        yield pa.Table.from_batches(run, schema=schema), None, False, True
-    elif run:
-        group += run
-        starts.append(starts[-1] + run_rows)
-    if len(starts) > 1:
-        yield whole_runs()
+        self.run.append(head)
+        self.run_rows += head.num_rows
+        if self.starts[-1] >= self.group_limit:
+            yield self.whole_runs()
+        if self.run_rows >= self.limit:
+            if len(self.starts) > 1:
+                yield self.whole_runs()
+            yield (pa.Table.from_batches(self.run, schema=schema), None,
+                   not self.streaming, False)
+            self.run, self.run_rows, self.streaming = [], 0, True
+
+    def close(self) -> Iterator[Group]:
+        """The items the end of the input completes."""
+        if self.streaming:
+            yield pa.Table.from_batches(self.run, schema=self.schema), None, False, True
+        elif self.run:
+            self.group += self.run
+            self.starts.append(self.starts[-1] + self.run_rows)
+        self.run, self.run_rows, self.streaming = [], 0, False
+        if len(self.starts) > 1:
+            yield self.whole_runs()
 
 
 def _new_key(previous: pa.RecordBatch, batch: pa.RecordBatch, keys: tuple[str, ...]) -> bool:

@@ -47,8 +47,12 @@ class SortedInput:
     block_rows: int = MERGE_ROWS
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        budget = min(self.budget_bytes, capped_budget(SORT_SHARE_OF_CAP))
-        return self.kernel(sorted_batches(batches, self.columns, budget, self.block_rows))
+        return self.kernel(sorted_batches(batches, self.columns, self.budget(),
+                                          self.block_rows))
+
+    def budget(self) -> int:
+        """The bytes sorted in memory: `budget_bytes`, within the worker's cap."""
+        return sort_budget(self.budget_bytes)
 
 
 SORT_SHARE_OF_CAP = 16
@@ -56,6 +60,12 @@ SORT_SHARE_OF_CAP = 16
 in memory take at most this fraction of it: the cap bounds the worker's address space
 (the interpreter, numpy and Arrow's own reservations included), and a sort's run, its
 permutation and its sorted copy live at once."""
+
+
+def sort_budget(budget_bytes: int = SORT_BUDGET_BYTES) -> int:
+    """The bytes of events a worker sorts in memory: `budget_bytes`, within its share
+    of the worker's memory cap (`SORT_SHARE_OF_CAP`)."""
+    return min(budget_bytes, capped_budget(SORT_SHARE_OF_CAP))
 
 
 def capped_budget(share: int) -> int:
@@ -104,35 +114,69 @@ def sorted_batches(batches: Iterable[pa.RecordBatch], columns: tuple[str, ...],
     """The batches' rows sorted by `columns`, in memory up to `budget_bytes`, else by
     sorted runs spilled to disk and merged `block_rows` rows of each run at a time.
     Batches out are no longer than the longest batch in (the session's Arrow batch
-    size)."""
-    pending: list[pa.RecordBatch] = []
-    size = 0
-    longest = 1
-    spill: _Spill | None = None
+    size). (`SortedRuns` pushed each batch, then closed.)"""
+    runs = SortedRuns(columns, budget_bytes, block_rows)
     try:
         for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            pending.append(batch)
-            size += batch.nbytes
-            longest = max(longest, batch.num_rows)
-            if size > budget_bytes:
-                spill = spill or _Spill(block_rows)
-                spill.write(_sorted_table(pending, columns))
-                pending, size = [], 0
-        if spill is None:
-            if pending:
-                table, pending = _sorted_table(pending, columns), []
-                yield from table.to_batches(max_chunksize=longest)
+            runs.push(batch)
+    except BaseException:
+        runs.discard()
+        raise
+    yield from runs.close()
+
+
+class SortedRuns:
+    """`sorted_batches` driven by its input: `push` each batch as it comes (past the
+    budget, the batches held so far are sorted and spilled as a run), then `close` for
+    every row, sorted. A caller handed batches one at a time (a table function's
+    `eval`) holds at most the budget in memory, as the API's worker does."""
+
+    def __init__(self, columns: tuple[str, ...], budget_bytes: int = SORT_BUDGET_BYTES,
+                 block_rows: int = MERGE_ROWS) -> None:
+        self.columns = columns
+        self.budget_bytes = budget_bytes
+        self.block_rows = block_rows
+        self.pending: list[pa.RecordBatch] = []
+        self.size = 0
+        self.longest = 1
+        self.spill: _Spill | None = None
+
+    def push(self, batch: pa.RecordBatch) -> None:
+        """Take the next batch."""
+        if batch.num_rows == 0:
             return
-        if pending:
-            spill.write(_sorted_table(pending, columns))
-            pending = []
-        for table in merged([spill.runs(i) for i in range(spill.count)], columns):
-            yield from table.to_batches(max_chunksize=longest)
-    finally:
-        if spill is not None:
-            spill.close()
+        self.pending.append(batch)
+        self.size += batch.nbytes
+        self.longest = max(self.longest, batch.num_rows)
+        if self.size > self.budget_bytes:
+            self.spill = self.spill or _Spill(self.block_rows)
+            self.spill.write(_sorted_table(self.pending, self.columns))
+            self.pending, self.size = [], 0
+
+    def close(self) -> Iterator[pa.RecordBatch]:
+        """Every row pushed, sorted; the spilled runs are removed once read."""
+        pending, self.pending, self.size = self.pending, [], 0
+        try:
+            if self.spill is None:
+                if pending:
+                    table = _sorted_table(pending, self.columns)
+                    pending = []
+                    yield from table.to_batches(max_chunksize=self.longest)
+                return
+            if pending:
+                self.spill.write(_sorted_table(pending, self.columns))
+                pending = []
+            spill = self.spill
+            for table in merged([spill.runs(i) for i in range(spill.count)], self.columns):
+                yield from table.to_batches(max_chunksize=self.longest)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the spilled runs (a sort abandoned, or read)."""
+        if self.spill is not None:
+            self.spill.close()
+            self.spill = None
 
 
 def _sorted_table(batches: list[pa.RecordBatch], columns: tuple[str, ...]) -> pa.Table:

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ..codecs.batches import CHUNK_ROWS, key_groups
+from ..codecs.batches import CHUNK_ROWS, KeyGroups
 from ..limits import check_state
 
 STATE_VERSION = 1
@@ -177,32 +177,63 @@ def resumed(kernel: Resumable, batches: Iterator[pa.RecordBatch],
     `GATHER` times the carried rows: where a state cannot be bounded (a session that
     never breaks, a reset that never comes) its steps then read each row a bounded number
     of times on average instead of once per piece, and where it is bounded by the
-    window's reach nothing waits once the state is smaller than a piece."""
-    state: KernelState | None = None
-    waiting: list[pa.Table] = []
-    waiting_rows = 0
-    for table, starts, first, last in key_groups(batches, kernel.keys, limit):
+    window's reach nothing waits once the state is smaller than a piece.
+    (`Resumed` pushed each batch, then closed.)"""
+    feed = Resumed(kernel, limit)
+    for batch in batches:
+        yield from feed.push(batch)
+    yield from feed.close()
+
+
+class Resumed:
+    """`resumed` driven by its input: `push` each batch of the partition as it comes, in
+    order, for the outputs it makes final, then `close` for the rest; each call's
+    outputs are to be read whole before the next call. A caller handed batches one at a
+    time (a table function's `eval`) runs the kernel as `resumed` does, in the same
+    memory."""
+
+    def __init__(self, kernel: Resumable, limit: int = CHUNK_ROWS) -> None:
+        self.kernel = kernel
+        self.groups = KeyGroups(kernel.keys, limit)
+        self.state: KernelState | None = None
+        self.waiting: list[pa.Table] = []
+        self.waiting_rows = 0
+
+    def push(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        """The outputs final once `batch`, the next of the input, is read."""
+        for group in self.groups.push(batch):
+            yield from self.take(*group)
+
+    def close(self) -> Iterator[pa.RecordBatch]:
+        """The outputs the end of the input makes final."""
+        for group in self.groups.close():
+            yield from self.take(*group)
+
+    def take(self, table: pa.Table, starts: npt.NDArray[np.int64] | None, first: bool,
+             last: bool) -> Iterator[pa.RecordBatch]:
+        """The outputs of one item of `key_groups`: whole runs, or a long run's piece."""
+        kernel = self.kernel
         if starts is not None:
             found = kernel.run_group(table, starts)
             for out in [found] if isinstance(found, pa.RecordBatch) else found:
                 if out.num_rows:
                     yield out
-            continue
+            return
         if first:
-            state, waiting, waiting_rows = None, [], 0
-        waiting.append(table)
-        waiting_rows += table.num_rows
-        carried = 0 if state is None else state.rows.num_rows
-        if not last and waiting_rows < GATHER * carried:
-            continue
-        if state is not None:
-            check_state(state.rows, waiting, kernel.keys)
-        chunk = waiting[0] if len(waiting) == 1 else pa.concat_tables(waiting)
-        waiting, waiting_rows = [], 0
-        out, state = kernel.step(state, chunk)
+            self.state, self.waiting, self.waiting_rows = None, [], 0
+        self.waiting.append(table)
+        self.waiting_rows += table.num_rows
+        carried = 0 if self.state is None else self.state.rows.num_rows
+        if not last and self.waiting_rows < GATHER * carried:
+            return
+        if self.state is not None:
+            check_state(self.state.rows, self.waiting, kernel.keys)
+        chunk = self.waiting[0] if len(self.waiting) == 1 else pa.concat_tables(self.waiting)
+        self.waiting, self.waiting_rows = [], 0
+        out, self.state = kernel.step(self.state, chunk)
         if out.num_rows:
             yield out
         if last:
-            out, state = kernel.finish(state), None
+            out, self.state = kernel.finish(self.state), None
             if out.num_rows:
                 yield out

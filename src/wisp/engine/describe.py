@@ -76,18 +76,9 @@ def describe_events(events: Events) -> Source:
                   events.lateness, events.on_late, events.edges, events.allowed_lateness)
 
 
-UTC_ZONES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT", "Universal",
-                       "Etc/Universal", "Zulu", "Etc/Zulu", "Z", "+00:00", "-00:00",
-                       "GMT0", "Etc/GMT0", "Etc/GMT+0", "Etc/GMT-0", "Greenwich",
-                       "Etc/Greenwich"})
-"""Names of the time zone UTC, as the session time zone may be set."""
-
-
 def settings(spark: SparkSession) -> Settings:
     """The session settings the planner reads."""
-    zone = spark.conf.get("spark.sql.session.timeZone", None)
-    return Settings(arrow_batches_measured=arrow_batches_measured(spark),
-                    utc_session=zone in UTC_ZONES)
+    return Settings(arrow_batches_measured=arrow_batches_measured(spark))
 
 
 def is_column(value: object) -> bool:

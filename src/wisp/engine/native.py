@@ -22,6 +22,8 @@ from .columns import (
     fail_where,
     grid_floor,
     guarded,
+    ntz_from_micros,
+    ntz_micros,
     or_fail,
     output_time_type,
     whole_input,
@@ -216,48 +218,24 @@ def time_ticks(time: TimeColumn) -> Column:
     return kind_ticks(col(time.name), time.kind)
 
 
-NTZ_EPOCH = "1970-01-01 00:00:00"
-"""The epoch as text: cast from a string, a timestamp_ntz takes no time zone."""
-
-
 def kind_ticks(value: Column, kind: str) -> Column:
     """A column holding a time of `kind` as long ticks (see `time_ticks`)."""
     if kind == "timestamp":
         return F.unix_micros(value)
-    if kind == "timestamp_ntz":  # wall-clock microseconds; exact where the session zone
-        # has no gaps (Spark casts both sides to timestamps through it: a wall time a
-        # daylight-saving change skips comes out an hour later), so the native strategies
-        # run timestamp_ntz only in UTC sessions (`plan.source.native_time_blocker`);
-        # streams read its fields instead (`wall_ticks`)
-        return F.timestamp_diff("MICROSECOND", F.lit(NTZ_EPOCH).cast("timestamp_ntz"),
-                                value)
+    if kind == "timestamp_ntz":
+        return ntz_micros(value)
     if kind == "date":
         return F.unix_date(value).cast("long")
     return value.cast("long")
 
 
-def wall_ticks(value: Column) -> Column:
-    """A timestamp_ntz as the microseconds of its wall clock from the epoch, from its
-    fields (the day, the hour, the minute, the seconds with their fraction), none of
-    which reads the session time zone: exact in every zone, a wall time that a
-    daylight-saving change skips included. It costs more than `kind_ticks`' difference
-    of timestamps, so it serves where the zone may not be UTC and the rows go on to a
-    Python operator anyway (a stream's columns, `engine.streaming`)."""
-    days = F.unix_date(value.cast("date")).cast("long") * F.lit(DAY)
-    clock = (F.hour(value).cast("long") * F.lit(3_600_000_000)
-             + F.minute(value).cast("long") * F.lit(60_000_000)
-             + (F.extract(F.lit("SECOND"), value) * F.lit(1_000_000)).cast("long"))
-    return days + clock
-
-
 def time_from_ticks(ticks: Column, time: TimeColumn) -> Column:
     """Ticks (µs; days for date time) as a value of the time column's type, whatever
-    the session's time zone (timestamp_ntz: wall-clock microseconds added to the epoch,
-    no cast through a zone)."""
+    the session's time zone (timestamp_ntz: `ntz_from_micros`)."""
     if time.kind == "timestamp":
         return F.timestamp_micros(ticks)
     if time.kind == "timestamp_ntz":
-        return F.timestamp_add("MICROSECOND", ticks, F.lit(NTZ_EPOCH).cast("timestamp_ntz"))
+        return ntz_from_micros(ticks)
     if time.kind == "date":
         return F.date_from_unix_date(ticks.cast("int"))
     return ticks

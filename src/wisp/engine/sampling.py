@@ -13,12 +13,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..binding import Events
-from .columns import col
+from .columns import col, ntz_micros
 
 
 def plot_number(column: Column, kind: str) -> Column:
     """A time as a number to draw: microseconds for time kinds, else the value."""
-    if kind in ("timestamp", "timestamp_ntz", "date"):
+    if kind == "timestamp_ntz":
+        return ntz_micros(column)
+    if kind in ("timestamp", "date"):
         return F.unix_micros(column.cast("timestamp"))
     return column.cast("double")
 

@@ -11,7 +11,7 @@ from ..binding import Events
 from ..errors import WispUnsupportedError
 from ..plan.sessions import SessionsPlan
 from ..runtime.windows.sessions import SessionKernel
-from .columns import col, fail_where, interval_guarded
+from .columns import col, fail_where, interval_guarded, ntz_micros
 from .compiler import (
     EXPRESSION_IN_SQL,
     KeyedKernel,
@@ -38,9 +38,13 @@ def gap_ticks(gap: Column, events: Events) -> Column:
     the event's time to its time + the interval (Spark's own addition, as
     `session_window` does it: exact for day-time intervals; a calendar interval's days
     and months are the session time zone's), a number as itself."""
-    if events.time.kind in ("timestamp", "timestamp_ntz"):
+    if events.time.kind == "timestamp":
         time = col(events.time.name)
         return F.timestamp_diff("MICROSECOND", time, time + gap)
+    if events.time.kind == "timestamp_ntz":  # wall clocks: no zone (timestamp_diff would
+        # cast both through the session's, moving a wall time a daylight-saving change skips)
+        time = col(events.time.name)
+        return ntz_micros(time + gap) - ntz_micros(time)
     if events.time.kind == "float":
         return gap.cast("double")
     return gap.cast("long")

@@ -16,9 +16,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .columns import col
+from .columns import col, ntz_from_micros
 from .layout import arrow_schema
-from .native import NTZ_EPOCH
 from .processor import ROWS, PayloadRows
 
 JSON_OPTIONS = {"allowNonNumericNumbers": "true", "mode": "FAILFAST"}
@@ -43,7 +42,7 @@ def from_wire(value: Column, data_type: T.DataType) -> Column:
     if isinstance(data_type, T.TimestampType):
         return F.timestamp_micros(value)
     if isinstance(data_type, T.TimestampNTZType):
-        return F.timestamp_add("MICROSECOND", value, F.lit(NTZ_EPOCH).cast("timestamp_ntz"))
+        return ntz_from_micros(value)
     if isinstance(data_type, T.DateType):
         return F.date_from_unix_date(value)
     if isinstance(data_type, T.BinaryType):

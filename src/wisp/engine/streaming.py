@@ -55,7 +55,7 @@ from ..spec.aggregates import Aggregation
 from .columns import LATE_COUNTED, LATE_COUNTER, col
 from .compiler import KeyedKernel, Query, StreamInput, compiles, kernel_for
 from .layout import arrow_schema, arrow_type
-from .native import kind_ticks, time_ticks, wall_ticks
+from .native import kind_ticks, time_ticks
 from .processor import (
     APPLIED,
     BUCKET,
@@ -114,7 +114,7 @@ def wire_columns(c: Crossing, data_type: T.DataType) -> list[Column]:
     if c.encoding == "ticks" or isinstance(data_type, (T.TimestampType, T.TimestampNTZType,
                                                         T.DateType)):
         kind = time_kind(data_type) or "integer"
-        ticks = wall_ticks(value) if kind == "timestamp_ntz" else kind_ticks(value, kind)
+        ticks = kind_ticks(value, kind)
         if c.encoding == "ticks":
             return [ticks.alias(c.label)]
         return [F.coalesce(ticks, F.lit(0).cast("long")).alias(c.label),
@@ -159,8 +159,6 @@ def watermark_micros(time: TimeColumn) -> Column:
     if time.kind == "decimal":
         assert isinstance(time.data_type, T.DecimalType)
         return (value * F.lit(10 ** time.data_type.scale)).cast("long")
-    if time.kind == "timestamp_ntz":
-        return wall_ticks(value)
     return time_ticks(time) * (DAY if time.kind == "date" else 1)
 
 

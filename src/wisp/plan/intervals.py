@@ -25,7 +25,6 @@ from .nodes import Plan, ResolvedAggregation
 from .registry import rule
 from .source import (
     Inputs,
-    Settings,
     Source,
     TimeColumn,
     kernel_shape,
@@ -237,13 +236,11 @@ def _hopping(source: Source, size: int, hop: int, align: int, output: str) -> Ho
     return HoppingWindows(size // unit, hop // unit, align // unit, output)
 
 
-def bucket_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...],
-                   settings: Settings) -> str | None:
+def bucket_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
     """Why a tumbling window cannot run as one groupBy, or None when it can."""
     if source.end is not None:
         return "interval events span several windows"
-    return native_time_blocker(source.time, settings, BUCKET_TIMES) or grouped_blocker(
-        resolved)
+    return native_time_blocker(source.time, BUCKET_TIMES) or grouped_blocker(resolved)
 
 
 @rule(Tumbling)
@@ -258,7 +255,7 @@ def plan_tumbling(inputs: Inputs, window: Tumbling, resolved: tuple[ResolvedAggr
     _check(source, strategy, "Tumbling")
     size = _positive(window.size, source.time, "size")
     align = resolve_align(window.align, source.time)
-    blocker = bucket_blocker(source, resolved, inputs.settings)
+    blocker = bucket_blocker(source, resolved)
     if strategy == BUCKETS and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
     if (blocker is None and strategy is None) or strategy == BUCKETS:
@@ -269,14 +266,13 @@ def plan_tumbling(inputs: Inputs, window: Tumbling, resolved: tuple[ResolvedAggr
                            "window, so one groupBy computes them, and every aggregation "
                            "has an exact Spark form", size=size // unit, align=align // unit)
     windows = _hopping(source, size, size, align, "windows")
-    return _panes_or_kernel(source, window, windows, resolved, strategy, inputs.settings)
+    return _panes_or_kernel(source, window, windows, resolved, strategy)
 
 
-def pane_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...],
-                 settings: Settings) -> str | None:
+def pane_blocker(source: Source, resolved: tuple[ResolvedAggregation, ...]) -> str | None:
     """Why hopping windows cannot merge per-pane partial aggregates, or None when they
     can."""
-    blocker = native_time_blocker(source.time, settings, BUCKET_TIMES)
+    blocker = native_time_blocker(source.time, BUCKET_TIMES)
     if blocker is not None:
         return blocker
     for r in resolved:
@@ -299,15 +295,14 @@ def plan_hopping(inputs: Inputs, window: Hopping, resolved: tuple[ResolvedAggreg
                         "(snapped lifetimes need windows without gaps)", window.hop)
     align = resolve_align(window.align, source.time)
     windows = _hopping(source, size, hop, align, window.output)
-    return _panes_or_kernel(source, window, windows, resolved, strategy, inputs.settings)
+    return _panes_or_kernel(source, window, windows, resolved, strategy)
 
 
 def _panes_or_kernel(source: Source, window: object, windows: HoppingWindows,
-                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None,
-                     settings: Settings) -> Plan:
+                     resolved: tuple[ResolvedAggregation, ...], strategy: str | None) -> Plan:
     """Hopping windows as panes when every aggregation merges per-pane partials and no
     other strategy is asked for, else on the interval kernel."""
-    blocker = pane_blocker(source, resolved, settings)
+    blocker = pane_blocker(source, resolved)
     if strategy == PANES and blocker is not None:
         raise bad_value("strategy", f"{STRATEGY!r} or None here ({blocker})", strategy)
     if blocker is not None or strategy == STRATEGY:

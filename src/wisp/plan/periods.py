@@ -20,7 +20,6 @@ from .registry import rule
 from .source import (
     ExprRef,
     Inputs,
-    Settings,
     Source,
     kernel_shape,
     native_time_blocker,
@@ -220,15 +219,15 @@ def _ticks_plan(source: Source, window: object, ticks: Ticks,
                      "whatever the periods' lengths, and ticks never leave the executors")
 
 
-def periods_blocker(source: Source, ticks: Ticks, resolved: tuple[ResolvedAggregation, ...],
-                    settings: Settings) -> str | None:
+def periods_blocker(source: Source, ticks: Ticks, resolved: tuple[ResolvedAggregation, ...]
+                    ) -> str | None:
     """Why `Since` cannot run as one groupBy on each event's tick, or None when it can."""
     tick = ticks.calendar
     if tick is None or ticks.emit != "ticks":
         return "only calendar ticks emitted at the ticks are groups of events"
     if tick.unit not in FIXED_PERIODS or tick.tz != "UTC":
         return "only hourly, daily and weekly ticks in UTC have periods of one length"
-    blocker = native_time_blocker(source.time, settings, ("timestamp", "timestamp_ntz", "date"))
+    blocker = native_time_blocker(source.time, ("timestamp", "timestamp_ntz", "date"))
     if blocker is not None:
         return blocker
     if source.time.kind == "date" and tick.unit == "hourly":
@@ -245,7 +244,7 @@ def plan_since(inputs: Inputs, window: Since, resolved: tuple[ResolvedAggregatio
     source = inputs.source
     _check(source, resolved, strategy, "Since")
     ticks = _ticks(inputs, window.tick, 1, True, window.emit, trailing=False)
-    blocker = periods_blocker(source, ticks, resolved, inputs.settings)
+    blocker = periods_blocker(source, ticks, resolved)
     if strategy == PERIODS and blocker is not None:
         raise bad_value("strategy", f"'arrow-ticks' or None here ({blocker})", strategy)
     if strategy is None and ticks.predicate is not None and accumulated(resolved):

@@ -154,25 +154,15 @@ class Settings:
     the round trip to a kernel dearer than Spark's own narrow sliding frames."""
 
     arrow_batches_measured: bool = False
-    utc_session: bool = True
-    """The session time zone is UTC, so Spark converts timestamp_ntz values to and from
-    microseconds exactly (its casts go through the session time zone)."""
 
 
-NTZ_NEEDS_UTC = ("timestamp_ntz time runs on the kernel where the session time zone is not "
-                 "UTC (Spark converts timestamp_ntz to microseconds through it)")
-
-
-def native_time_blocker(time: TimeColumn, settings: Settings, kinds: tuple[str, ...]
-                        ) -> str | None:
+def native_time_blocker(time: TimeColumn, kinds: tuple[str, ...]) -> str | None:
     """Why a strategy computing on the time column's ticks in Spark (of the time kinds
     `kinds`) cannot run this time column, or None when it can. timestamp_ntz ticks are
     microseconds of the wall clock, as timestamp ticks are of UTC: the same arithmetic,
-    exact where the session time zone is UTC."""
+    read and written without the session time zone (`engine.columns.ntz_micros`)."""
     if time.kind not in kinds:
         return f"{time.kind} time runs on the kernel"
-    if time.kind == "timestamp_ntz" and not settings.utc_session:
-        return NTZ_NEEDS_UTC
     return None
 
 

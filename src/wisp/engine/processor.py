@@ -34,6 +34,7 @@ from ..runtime.codecs.crossing import Crossing, decode, key_column, key_values
 from ..runtime.codecs.json_rows import rows_json
 from ..runtime.streaming.buckets import BucketStep, KeyBuckets
 from ..runtime.streaming.operator import (
+    Step,
     StreamKernel,
     StreamState,
     batch_bytes,
@@ -289,8 +290,8 @@ class StoredBuckets(StatefulProcessor):
         """Store the bucket with its new timer, moving its one timer if it changed."""
         self.state.update((self.buckets.to_bytes(step.state), step.timer))
         move_timer(self.handle, previous, step.timer)
-        counted = step.counted if isinstance(step, PaneStep) else 0
-        applied = step.applied if isinstance(step, PaneStep) else 0
+        counted = step.counted if isinstance(step, Step) else 0
+        applied = step.applied if isinstance(step, Step) else 0
         if step.outputs or counted or applied:
             yield output_payloads(step.outputs, counted, self.json_schema, applied)
 

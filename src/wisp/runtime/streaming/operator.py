@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -117,6 +117,22 @@ def batch_bytes(batch: pa.RecordBatch) -> bytes:
 def batches_of(blob: bytes) -> list[pa.RecordBatch]:
     batches: list[pa.RecordBatch] = table_of(blob).to_batches()
     return batches
+
+
+State = TypeVar("State")
+
+
+@dataclass(frozen=True)
+class Step(Generic[State]):
+    """What one handler call of an operator that counts its own late rows gives: the
+    output batches, the new state, its timer (ms), the late rows counted and the late
+    rows applied to windows already written (`on_late="update"`)."""
+
+    outputs: list[pa.RecordBatch]
+    state: State
+    timer: int | None
+    counted: int = 0
+    applied: int = 0
 
 
 @runtime_checkable

@@ -44,7 +44,7 @@ import pyarrow as pa
 
 from ...errors import WispInputError
 from ..codecs.grouping import normalized
-from .operator import TICKS_PER_MS, StreamKernel, check_stored, table_bytes, table_of
+from .operator import TICKS_PER_MS, Step, StreamKernel, check_stored, table_bytes, table_of
 from .panes import PANE, ROW, ROWS, PaneKernel, counting_up
 
 PANE_BUCKET_VERSION = 1
@@ -82,17 +82,8 @@ class PaneBucket:
         return int(timers.min()) if len(timers) else None
 
 
-@dataclass(frozen=True)
-class PaneStep:
-    """What one handler call of a bucket gives: the output batches, the new state, its
-    timer and the late rows counted."""
-
-    outputs: list[pa.RecordBatch]
-    state: PaneBucket
-    timer: int | None
-    counted: int = 0
-    applied: int = 0
-    """Late rows applied to windows already written (`on_late="update"`)."""
+PaneStep = Step[PaneBucket]
+"""What one handler call of a bucket gives."""
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from ..windows.hopping import HoppingKernel
 from ..windows.intervals import IntervalKernel
 from ..windows.sessions import SessionKernel
 from ..windows.snapshot import SnapshotKernel
-from .operator import TICKS_PER_MS, check_stored, table_bytes, table_of
+from .operator import TICKS_PER_MS, Step, check_stored, table_bytes, table_of
 
 REVISED_STATE_VERSION = 3
 """The format of a key's stored state with revisions (the rows kept, `emitted`)."""
@@ -377,17 +377,9 @@ class RevisedState:
                    cut)
 
 
-@dataclass(frozen=True)
-class RevisedStep:
-    """What one handler call gives: output batches (with `revision`, `final` and, for a
-    kind whose identities change, `replaces`), the state, the timer (ms), the late rows
-    counted and the late rows applied."""
-
-    outputs: list[pa.RecordBatch]
-    state: RevisedState
-    timer: int | None
-    counted: int = 0
-    applied: int = 0
+RevisedStep = Step[RevisedState]
+"""What one handler call gives (output batches with `revision`, `final` and, for a kind
+whose identities change, `replaces`)."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ import json
 import sys
 from pathlib import Path
 
-from pyspark import cloudpickle
 from pyspark.sql import SparkSession
 
 import wisp as ws
@@ -20,8 +19,9 @@ from wisp.engine.streaming import ROCKSDB, STATE_STORE
 
 def main(base: Path, handler: str) -> None:
     import test_stream_spark as suite
+    from faults import pickled_by_value
 
-    cloudpickle.register_pickle_by_value(suite)
+    pickled_by_value(suite)
     stream_engine.StreamKernel = suite.FailingStream  # type: ignore[misc]
     spark = (SparkSession.builder.master("local[2,2]").appName("wisp-retry")
              .config(STATE_STORE, ROCKSDB).config("spark.sql.shuffle.partitions", "2")
@@ -33,8 +33,7 @@ def main(base: Path, handler: str) -> None:
     # retry happen in the first; the batches after it check nothing was lost or repeated
     for i, events in enumerate(suite.FOUR_FILES):
         suite.write_file(incoming, i, events)
-    suite.FAULTS.mkdir(exist_ok=True)
-    (suite.FAULTS / handler).touch()
+    suite.FAULTS.arm(handler)
     result = suite.range_query(ws.events(suite.source(spark, incoming), time="ts",
                                          key="k", lateness="5s"))
     running = (result.writeStream.format("parquet")
@@ -44,7 +43,7 @@ def main(base: Path, handler: str) -> None:
     rows = [{k: (v.timestamp() if hasattr(v, "timestamp") else v)
              for k, v in r.asDict().items()}
             for r in spark.read.parquet(str(base / "out")).collect()]
-    marker_left = (suite.FAULTS / handler).exists()
+    marker_left = (suite.FAULTS.folder / handler).exists()
     report = ws.stream_report(running)
     print(json.dumps({"rows": rows, "late": report["late"], "marker_left": marker_left}))
     spark.stop()

@@ -8,14 +8,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark import cloudpickle
+from faults import Faults, pickled_by_value
 from pyspark.sql import DataFrame, SparkSession
 from test_stream_revisions_spark import BASE, source
 
@@ -38,17 +36,7 @@ NOT_KEPT = {("b", 5), ("z", 1000)}
 """The row counted late, and z's, whose session is still open at the end."""
 
 
-FAULTS = Path(tempfile.gettempdir()) / f"wisp-revision-faults-{os.getpid()}"
-"""A marker file here makes the next data handler (`rows`) or timer handler (`timer`)
-of any key fail once: the worker that removes the marker raises."""
-
-
-def _fault(kind: str) -> None:
-    try:
-        (FAULTS / kind).unlink()
-    except FileNotFoundError:
-        return
-    raise RuntimeError(f"injected failure in the {kind} handler")
+FAULTS = Faults.named("revision")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,11 +44,11 @@ class FailingRevised(RevisedKernel):
     """The revision logic, failing once where a marker says."""
 
     def on_rows(self, state: Any, rows: Any, watermark_ms: int) -> Any:
-        _fault("rows")
+        FAULTS.fail_once("rows")
         return super().on_rows(state, rows, watermark_ms)
 
     def on_timer(self, state: Any, watermark_ms: int) -> Any:
-        _fault("timer")
+        FAULTS.fail_once("timer")
         return super().on_timer(state, watermark_ms)
 
 
@@ -77,8 +65,7 @@ def run(spark: SparkSession, tmp: Path, emit: str, fail: tuple[int, str] | None 
             out.writelines(json.dumps({"k": k, "t": (BASE + dt.timedelta(seconds=s))
                                        .timestamp(), "v": v}) + "\n" for k, s, v in rows)
         if fail is not None and fail[0] == index:
-            FAULTS.mkdir(exist_ok=True)
-            (FAULTS / fail[1]).touch()
+            FAULTS.arm(fail[1])
         for _attempt in range(2):
             ev = ws.events(source(spark, tmp / "in"), time="ts", key="k", lateness="1s",
                            on_late="update", allowed_lateness="30s")
@@ -118,7 +105,7 @@ def test_a_late_row_merging_two_sessions_replaces_both(
     (the run of the late row) or the timer handler (the run whose watermark closes and
     retires a's sessions), then started again: the same rows, each once."""
     if fail is not None:
-        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        pickled_by_value(sys.modules[__name__])
         monkeypatch.setattr(stream_engine, "RevisedKernel", FailingRevised)
     written, counts = run(streaming, tmp_path, "final", fail)
     assert written.columns == ["k", "window_start", "window_end", "time", "revision",

@@ -15,14 +15,13 @@ import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from faults import Faults, pickled_by_value
 from oracle import assert_rows_match, sort_output
-from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -543,17 +542,7 @@ def test_null_times_are_dropped_and_counted_on_a_stream(streaming: SparkSession,
 
 # ------------------------------------------------------------- injected failures
 
-FAULTS = Path(tempfile.gettempdir()) / f"wisp-stream-faults-{os.getpid()}"
-"""A marker file here makes the next data handler (`rows`) or timer handler (`timer`)
-of any key fail once: the worker that removes the marker raises."""
-
-
-def _fault(kind: str) -> None:
-    try:
-        (FAULTS / kind).unlink()
-    except FileNotFoundError:
-        return
-    raise RuntimeError(f"injected failure in the {kind} handler")
+FAULTS = Faults.named("stream")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -561,11 +550,11 @@ class FailingStream(StreamKernel):
     """The stream logic, failing once where a marker says."""
 
     def on_rows(self, state: Any, rows: Any, watermark_ms: int) -> Any:
-        _fault("rows")
+        FAULTS.fail_once("rows")
         return super().on_rows(state, rows, watermark_ms)
 
     def on_timer(self, state: Any, watermark_ms: int) -> Any:
-        _fault("timer")
+        FAULTS.fail_once("timer")
         return super().on_timer(state, watermark_ms)
 
 
@@ -575,7 +564,7 @@ class FailingPaneBuckets(PaneBuckets):
     says."""
 
     def on_timer(self, stored: Any, watermark_ms: int) -> Any:
-        _fault("timer")
+        FAULTS.fail_once("timer")
         return super().on_timer(stored, watermark_ms)
 
 
@@ -602,10 +591,9 @@ def rows_through_one_failure(streaming: SparkSession, tmp_path: Path,
                              ) -> list[dict[str, Any]]:
     """The rows `query` writes over FOUR_FILES in two runs, the second failing once in
     `handler` (`rows` or `timer`) and then started again."""
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    pickled_by_value(sys.modules[__name__])
     monkeypatch.setattr(stream_engine, "StreamKernel", FailingStream)
     monkeypatch.setattr(stream_engine, "PaneBuckets", FailingPaneBuckets)
-    FAULTS.mkdir(exist_ok=True)
     incoming, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "chk"
     incoming.mkdir()
     failed = 0
@@ -613,7 +601,7 @@ def rows_through_one_failure(streaming: SparkSession, tmp_path: Path,
         for i in files:
             write_file(incoming, i, FOUR_FILES[i])
         if 0 not in files:
-            (FAULTS / handler).touch()
+            FAULTS.arm(handler)
         for _attempt in range(2):
             result = query(ws.events(source(streaming, incoming), time="ts", key="k",
                                      lateness="5s"))

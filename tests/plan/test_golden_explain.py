@@ -18,6 +18,7 @@ from wisp.plan.explain import describe
 from wisp.plan.planner import plan
 from wisp.plan.source import Inputs, Settings
 from wisp.plan.streaming import (
+    BucketedRowsStream,
     CarriedPanesStream,
     CarriedRowsStream,
     KeyBucketsStream,
@@ -64,15 +65,16 @@ def test_every_strategy_has_a_golden_file() -> None:
 
 
 def test_every_stream_shape_has_a_golden_file() -> None:
-    """Every shape of the stream operator (the rows carried, with revisions too, pane
-    partials reduced where read, keys sharing a value per bucket, panes in one group),
+    """Every shape of the stream operator (the rows carried in one group or per bucket
+    of keys, with revisions too, pane partials reduced where read, keys sharing a value
+    per bucket, panes in one group),
     and the row-carrying
     operator over each inner strategy that streams."""
     planned = [plan(inputs_of(s), s.window(), s.aggregations(), s.strategy) for s in STREAMS]
     assert all(isinstance(p, StreamPlan) for p in planned)
-    assert {type(p) for p in planned} == {CarriedRowsStream, CarriedPanesStream,
-                                          KeyBucketsStream, PanePartialsStream,
-                                          RevisedRowsStream}
+    assert {type(p) for p in planned} == {CarriedRowsStream, BucketedRowsStream,
+                                          CarriedPanesStream, KeyBucketsStream,
+                                          PanePartialsStream, RevisedRowsStream}
     inner = {p.inner.strategy for p in planned if isinstance(p, StreamPlan)}
     assert inner == {"stream-panes", "arrow-intervals", "arrow-frames", "arrow-running",
                      "arrow-ticks", "arrow-sessions", "arrow-spl", "arrow-dynamic",

@@ -15,15 +15,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from simulator import simulate, simulate_buckets, simulate_partials
 from test_stream_panes import DATE_INPUT, as_dates, pane_kernel
-from test_stream_simulated import INPUT, SECOND, Stream, frames, streams, table
+from test_stream_simulated import (
+    FLAGGED,
+    INPUT,
+    JOBS,
+    OUTPUT,
+    SECOND,
+    Stream,
+    flagged,
+    frames,
+    streams,
+    table,
+)
 
 from wisp.engine.processor import PanePacker
 from wisp.errors import WispInputError
-from wisp.plan.frames import RangeFrame
+from wisp.plan.frames import RangeFrame, RowsFrame
 from wisp.runtime.streaming.buckets import BucketState, KeyBuckets
-from wisp.runtime.streaming.operator import StreamKernel, table_of
+from wisp.runtime.streaming.operator import StreamKernel, table_bytes, table_of
 from wisp.runtime.streaming.pane_buckets import PaneBuckets
 from wisp.runtime.streaming.panes import PaneKernel
+from wisp.runtime.windows.running import RunningKernel
+from wisp.runtime.windows.sessions import SessionKernel
 
 KEY_SCHEMA = pa.schema([INPUT.field("k")])
 
@@ -89,6 +102,68 @@ def test_rows_waiting_for_the_watermark_by_bucket_are_the_per_key_rows(
     """A kernel fed in time order: rows wait in each key's state within the bucket's."""
     stream = frames(RangeFrame(start * SECOND // 2, end * SECOND // 2, "both"))
     check_same_as_per_key(stream, data, spread)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=streams(), first=st.integers(-4, 0),
+       spread=st.lists(st.integers(0, 2), min_size=3, max_size=3))
+def test_rows_frames_by_bucket_are_the_per_key_rows(data: Stream, first: int,
+                                                     spread: list[int]) -> None:
+    check_same_as_per_key(frames(RowsFrame(first, 0, first == 0)), data, spread)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=streams(), gap=st.integers(1, 6), cap=st.one_of(st.none(), st.integers(2, 12)),
+       spread=st.lists(st.integers(0, 2), min_size=3, max_size=3))
+def test_sessions_by_bucket_are_the_per_key_rows(data: Stream, gap: int, cap: int | None,
+                                                 spread: list[int]) -> None:
+    kernel = SessionKernel(("k",), "t", None, "integer", 0, gap * SECOND // 2,
+                           None if cap is None else cap * SECOND // 2, JOBS, OUTPUT, 5)
+    check_same_as_per_key(StreamKernel(kernel, INPUT, "t", "integer", ("t", "v"), "spec"),
+                          data, spread)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=streams(), since=st.booleans(),
+       flags=st.lists(st.one_of(st.none(), st.booleans()), min_size=1, max_size=4),
+       spread=st.lists(st.integers(0, 2), min_size=3, max_size=3))
+def test_running_aggregates_by_bucket_are_the_per_key_rows(
+        data: Stream, since: bool, flags: list[bool | None], spread: list[int]) -> None:
+    """The cumulative window and `Since(predicate)` (accumulators per key)."""
+    kernel = RunningKernel(("k",), "t", "integer", 0, JOBS, OUTPUT, since, "events", "p")
+    stream = StreamKernel(kernel, FLAGGED, "t", "integer", ("t", "v", "p"), "spec")
+    batches, lateness, emit_late = data
+    check_same_as_per_key(stream, (flagged(batches, flags), lateness, emit_late), spread)
+
+
+def test_rows_waiting_in_a_bucket_of_format_1_are_read() -> None:
+    """Format 1 kept each key's waiting rows beside its state; they are read into the
+    bucket's one table and fed as before."""
+    stream = frames(RangeFrame(-SECOND, 0, "both"))
+    buckets = KeyBuckets(stream, KEY_SCHEMA)
+    rows = table([("a", SECOND, 1.0), ("b", 2 * SECOND, 2.0)])
+    state = buckets.on_rows(None, rows, 0, emit_late=False).state
+    pending = buckets.pending_table(state)
+    per_key = {k: pending.filter(pa.compute.equal(pending.column("k"), k[0]))
+               for k in state.entries}
+    old = pa.table({
+        "k": pa.array([e.values["k"] for e in state.entries.values()], pa.string()),
+        "kernel": pa.array([None] * 2, pa.binary()),
+        "pending": pa.array([table_bytes(per_key[k]) for k in state.entries], pa.binary()),
+        "fed": pa.array([0, 0], pa.int64()),
+        "timer": pa.array([e.timer for e in state.entries.values()], pa.int64()),
+    }).replace_schema_metadata({b"wisp_bucket_version": b"1", b"wisp_spec": b"spec"})
+    read = buckets.from_bytes(table_bytes(old))
+    assert buckets.pending_rows(read) == 2
+    step = buckets.on_timer(read, 10_000)
+    assert sorted((r["k"], r["count"]) for b in step.outputs for r in b.to_pylist()) == [
+        ("a", 1), ("b", 1)]
+    assert buckets.pending_rows(step.state) == 0
+    future = pa.table(old.columns, names=old.column_names).replace_schema_metadata(
+        {b"wisp_bucket_version": b"3", b"wisp_spec": b"spec"})
+    with pytest.raises(WispInputError, match=r"must hold state of format 2, found "
+                                             r"format '3'"):
+        buckets.from_bytes(table_bytes(future))
 
 
 def float_keys(keys: list[float | None], times: list[int]) -> pa.Table:

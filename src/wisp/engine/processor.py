@@ -230,7 +230,8 @@ def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
         text = rows_json(outputs, json_schema) if outputs else None
         return pd.DataFrame({PAYLOAD: [None], LATE: False, COUNTED: [counted],
                              ROWS: [text], APPLIED: [applied]})
-    blobs: list[bytes | None] = [batch_bytes(b) for b in outputs]
+    blobs: list[bytes | None] = [table_bytes(pa.Table.from_batches(run))
+                                 for run in payload_runs(outputs)]
     counts = [0] * len(blobs)
     applies = [0] * len(blobs)
     if counted or applied:
@@ -239,6 +240,25 @@ def output_payloads(outputs: list[pa.RecordBatch], counted: int = 0,
         applies.append(applied)
     return pd.DataFrame({PAYLOAD: blobs, LATE: False, COUNTED: counts, ROWS: None,
                          APPLIED: applies})
+
+
+PAYLOAD_BYTES = 4 << 20
+"""Output batches of one schema share a payload (one Arrow IPC stream) up to about this
+many bytes: fewer, larger values cross to the stage after the operator."""
+
+
+def payload_runs(outputs: list[pa.RecordBatch]) -> list[list[pa.RecordBatch]]:
+    """The batches in order, in runs of one schema and at most about `PAYLOAD_BYTES`."""
+    runs: list[list[pa.RecordBatch]] = []
+    size = 0
+    for batch in outputs:
+        if runs and runs[-1][-1].schema == batch.schema and size < PAYLOAD_BYTES:
+            runs[-1].append(batch)
+            size += batch.nbytes
+        else:
+            runs.append([batch])
+            size = batch.nbytes
+    return runs
 
 
 def late_payloads(late: list[tuple[pa.Table, str]]) -> pd.DataFrame:

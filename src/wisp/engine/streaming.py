@@ -9,8 +9,9 @@ timestamps: integer, date and timestamp_ntz time reach it as microseconds), and 
 - `CarriedRowsStream` (and `CarriedPanesStream`): each column the kernel reads in a form
   pandas carries exactly (`runtime.codecs.crossing`), grouped by key (no key: one group), the
   processor `engine.processor.StreamProcessor`;
-- `KeyBucketsStream`: the same columns grouped by a hash bucket of the key, the keys of
-  a bucket sharing one stored value (`runtime.streaming.buckets`);
+- `BucketedRowsStream` (keyed, not over edges) and `KeyBucketsStream` (pane partials,
+  late rows emitted): the same columns grouped by a hash bucket of the key, the keys of
+  a bucket sharing one stored value and one timer (`runtime.streaming.buckets`);
 - `PanePartialsStream`: each task first reduces its rows to pane partials, and a
   bucket's keys are handled all at once (`runtime.streaming.pane_buckets`).
 The output becomes rows of exactly the batch columns (`engine.stream_rows`: Arrow
@@ -34,6 +35,7 @@ from ..errors import WispInputError, WispUnsupportedError
 from ..plan.source import ROCKSDB, STATE_STORE
 from ..plan.streaming import (
     KEY_BUCKETS,
+    BucketedRowsStream,
     CarriedPanesStream,
     CarriedRowsStream,
     KeyBucketsStream,
@@ -246,18 +248,24 @@ def carried_rows(plan: StreamPlan, query: Query) -> DataFrame:
 compiles(CarriedPanesStream)(carried_rows)
 
 
-@compiles(KeyBucketsStream)
-def key_buckets(plan: StreamPlan, query: Query) -> DataFrame:
-    """Pane partials by key with late rows emitted: rows grouped by a hash bucket of the
-    key, the keys of a bucket sharing one stored value (`KeyBuckets`): a pane kernel's
-    state is a few numbers a key."""
+def bucketed_rows(plan: StreamPlan, query: Query) -> DataFrame:
+    """Keyed rows grouped by a hash bucket of the key, the keys of a bucket sharing one
+    stored value and one timer (`KeyBuckets`): a micro-batch visits at most
+    `KEY_BUCKETS` groups, whatever the number of keys, and each key inside is handled
+    as `StreamProcessor` handles it on its own. (`KeyBucketsStream`, pane partials by
+    key with late rows emitted, is the same shape.)"""
     parts = operator(plan, query)
-    df = on_the_wire(parts, True, [])
+    emit_late = query.events.on_late == "emit"
+    df = on_the_wire(parts, emit_late, [])
     df = df.select("*", bucket_of([col(w) for c in parts.keys for w in c.wire]))
     key_schema = arrow_schema([parts.schema[k] for k in parts.keyed.keys])
     processor = BucketProcessor(KeyBuckets(parts.stream_kernel, key_schema),
-                                parts.keys + parts.values, True)
+                                parts.keys + parts.values, emit_late)
     return rows_out(parts, query, df.groupBy(col(BUCKET)), processor)
+
+
+compiles(BucketedRowsStream)(bucketed_rows)
+compiles(KeyBucketsStream)(bucketed_rows)
 
 
 def on_the_wire(parts: Operator, emit_late: bool, extra: list[Column],

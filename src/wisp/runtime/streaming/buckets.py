@@ -35,19 +35,23 @@ from ..windows.resumable import KernelState
 from .operator import (
     StreamKernel,
     StreamState,
+    TakesDisorder,
     check_stored,
     late_past_filter,
     table_bytes,
     table_of,
 )
 
-BUCKET_STATE_VERSION = 1
+BUCKET_STATE_VERSION = 2
+"""2: the waiting rows in one table for the bucket (1, still read: a table per key)."""
+READ_VERSIONS = ("1", "2")
 KERNEL = "kernel"
 PENDING = "pending"
 FED = "fed"
 TIMER = "timer"
 _SPEC_KEY = b"wisp_spec"
 _VERSION_KEY = b"wisp_bucket_version"
+_PENDING_KEY = b"wisp_pending"
 
 @dataclass
 class Entry:
@@ -64,6 +68,10 @@ class BucketState:
     """The keys of one bucket, by their canonical key (`canonical`)."""
 
     entries: dict[Key, Entry] = field(default_factory=dict)
+    pending: pa.Table | None = None
+    """The rows of its keys waiting for the watermark (key columns included; None: none),
+    one table for the bucket (`bucket_rows`; a kernel taking rows in any order keeps
+    none)."""
 
     def timer(self) -> int | None:
         """The bucket's timer: its keys' earliest."""
@@ -94,11 +102,21 @@ class KeyBuckets:
     def keys(self) -> list[str]:
         return list(self.key_schema.names)
 
+    @property
+    def at_once(self) -> bool:
+        """Whether the bucket's keys are stepped at once (`bucket_rows`): every kernel
+        but those taking rows in any order, which go key by key."""
+        return not isinstance(self.stream.kernel, TakesDisorder)
+
     def on_rows(self, stored: BucketState | None, table: pa.Table, watermark_ms: int,
                 emit_late: bool) -> BucketStep:
         """A micro-batch's rows of the bucket (key columns included), then every other
         key of the bucket whose timer the watermark has reached."""
         state = BucketState() if stored is None else stored
+        if self.at_once:
+            from .bucket_rows import rows_at_once
+            return rows_at_once(self.stream, self.keys, state, table, watermark_ms,
+                                emit_late)
         late: list[tuple[pa.Table, str]] = []
         outputs: list[pa.RecordBatch] = []
         touched: set[Key] = set()
@@ -121,6 +139,9 @@ class KeyBuckets:
     def on_timer(self, stored: BucketState | None, watermark_ms: int) -> BucketStep:
         """The bucket's timer fired: every key whose timer the watermark has reached."""
         state = BucketState() if stored is None else stored
+        if self.at_once:
+            return self.on_rows(state, self.stream.schema.empty_table(), watermark_ms,
+                                False)
         outputs = self.due(state, watermark_ms, set())
         return BucketStep([], outputs, state, state.timer())
 
@@ -163,8 +184,9 @@ class KeyBuckets:
 
     def to_bytes(self, state: BucketState) -> bytes:
         """The bucket's keys as one Arrow IPC table: the key columns, each key's kernel
-        state bytes, its waiting rows' bytes (null: none), `fed` and its timer; the
-        state format and the query's spec hash in the schema's metadata."""
+        state bytes, `fed` and its timer; the state format, the query's spec hash and
+        the bucket's waiting rows (Arrow IPC, when some wait) in the schema's
+        metadata."""
         entries = list(state.entries.values())
         columns: dict[str, pa.Array] = {
             name: pa.array([e.values[name] for e in entries], self.key_schema.field(name).type)
@@ -172,38 +194,55 @@ class KeyBuckets:
         columns[KERNEL] = pa.array(
             [None if e.state.kernel is None else e.state.kernel.to_bytes() for e in entries],
             pa.binary())
-        columns[PENDING] = pa.array(
-            [None if e.state.pending.num_rows == 0 else table_bytes(e.state.pending)
-             for e in entries], pa.binary())
         columns[FED] = pa.array([e.state.fed for e in entries], pa.int64())
         columns[TIMER] = pa.array([e.timer for e in entries], pa.int64())
-        table = pa.table(columns).replace_schema_metadata({
-            _VERSION_KEY: str(BUCKET_STATE_VERSION).encode(),
-            _SPEC_KEY: self.stream.spec.encode()})
-        return table_bytes(table)
+        metadata = {_VERSION_KEY: str(BUCKET_STATE_VERSION).encode(),
+                    _SPEC_KEY: self.stream.spec.encode()}
+        pending = self.pending_table(state)
+        if pending.num_rows:
+            metadata[_PENDING_KEY] = table_bytes(pending)
+        return table_bytes(pa.table(columns).replace_schema_metadata(metadata))
+
+    def pending_table(self, state: BucketState) -> pa.Table:
+        """Every row waiting in the bucket: its table's, and any a key holds itself."""
+        tables = [t for t in [state.pending, *(e.state.pending for e in
+                                               state.entries.values())]
+                  if t is not None and t.num_rows]
+        if not tables:
+            return self.stream.schema.empty_table()
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
     def from_bytes(self, blob: bytes) -> BucketState:
-        """The state `to_bytes` wrote; state made for another query is refused."""
+        """The state `to_bytes` wrote (or format 1 wrote: each key's waiting rows in a
+        column, moved to the bucket's table); state made for another query or of
+        another format is refused."""
         table = pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
         metadata = table.schema.metadata or {}
-        check_stored(metadata.get(_VERSION_KEY, b"?").decode(), BUCKET_STATE_VERSION,
-                     metadata.get(_SPEC_KEY, b"").decode(), self.stream.spec)
+        version = metadata.get(_VERSION_KEY, b"?").decode()
+        expected = int(version) if version in READ_VERSIONS else BUCKET_STATE_VERSION
+        check_stored(version, expected, metadata.get(_SPEC_KEY, b"").decode(),
+                     self.stream.spec)
         state = BucketState()
         keys = table.select(self.keys).to_pylist()
         kernels = table.column(KERNEL).to_pylist()
-        pendings = table.column(PENDING).to_pylist()
         feds = table.column(FED).to_pylist()
         timers = table.column(TIMER).to_pylist()
         empty = self.stream.schema.empty_table()
-        for values, kernel, pending, fed, timer in zip(keys, kernels, pendings, feds,
-                                                       timers, strict=True):
+        waiting = [table_of(metadata[_PENDING_KEY])] if _PENDING_KEY in metadata else []
+        if PENDING in table.column_names:  # format 1
+            waiting += [table_of(b) for b in table.column(PENDING).to_pylist()
+                        if b is not None]
+        for values, kernel, fed, timer in zip(keys, kernels, feds, timers, strict=True):
             stream_state = StreamState(
-                None if kernel is None else KernelState.from_bytes(kernel),
-                empty if pending is None else table_of(pending), int(fed))
+                None if kernel is None else KernelState.from_bytes(kernel), empty,
+                int(fed))
             state.entries[canonical(tuple(values.values()))] = Entry(values, stream_state,
                                                                      timer)
+        if waiting:
+            state.pending = waiting[0] if len(waiting) == 1 else pa.concat_tables(waiting)
         return state
 
     def pending_rows(self, state: BucketState) -> int:
-        """The rows waiting in the bucket's keys' states."""
-        return sum(e.state.pending.num_rows for e in state.entries.values())
+        """The rows waiting in the bucket (its keys' states)."""
+        rows: int = self.pending_table(state).num_rows
+        return rows

@@ -254,9 +254,15 @@ class StreamKernel:
         """The watermark (ms) at which the key can next emit: the earliest pending row
         is complete once the watermark reaches its time, the kernel's `wake` once the
         horizon (watermark + 1 tick) reaches it."""
-        due = [int(np.floor(pending.min()))] if len(pending) else []
-        if wake is not None:
-            due.append(int(np.ceil(wake)) - 1)
-        if not due:
-            return None
-        return -(-min(due) // TICKS_PER_MS)  # ceil: the watermark reaches it in ms
+        return due_timer(pending.min() if len(pending) else None, wake)
+
+
+def due_timer(earliest: Any, wake: Horizon | None) -> int | None:
+    """`StreamKernel.timer` from the earliest pending row's time (ticks; None: no row
+    waits) and the kernel's `wake`."""
+    due = [] if earliest is None else [int(np.floor(earliest))]
+    if wake is not None:
+        due.append(int(np.ceil(wake)) - 1)
+    if not due:
+        return None
+    return -(-min(due) // TICKS_PER_MS)  # ceil: the watermark reaches it in ms

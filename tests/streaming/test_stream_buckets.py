@@ -33,8 +33,10 @@ from wisp.errors import WispInputError
 from wisp.plan.frames import RangeFrame, RowsFrame
 from wisp.runtime.streaming.buckets import BucketState, KeyBuckets
 from wisp.runtime.streaming.operator import StreamKernel, table_bytes, table_of
+from wisp.runtime.streaming.packed_states import pack, packable, unpack
 from wisp.runtime.streaming.pane_buckets import PaneBuckets
 from wisp.runtime.streaming.panes import PaneKernel
+from wisp.runtime.windows.resumable import KernelState
 from wisp.runtime.windows.running import RunningKernel
 from wisp.runtime.windows.sessions import SessionKernel
 
@@ -275,3 +277,25 @@ def test_a_bucket_keeps_one_row_per_key_and_open_pane() -> None:
         state = buckets.on_partials(state, pa.concat_tables(places), 0).state
     assert state is not None
     assert state.panes.column("__wisp_rows").to_pylist() == [4]
+
+
+def test_kernel_states_are_packed_into_one_table_unless_they_differ() -> None:
+    """States whose rows share a schema are stored as one table (a slice a key back);
+    one carrying partials keeps its own bytes, and so do the others beside it."""
+    rows = table([("a", SECOND, 1.0), ("a", 2 * SECOND, -0.5), ("b", SECOND, None)])
+    first = KernelState(rows.slice(0, 2), {"done": 1, "inf": float("inf")})
+    second = KernelState(rows.slice(2, 1), {"done": 0})
+    packed = pack([first, None, second])
+    assert packed.rows is not None
+    back = unpack(pa.table(packed.columns), packed.rows)
+    assert back[1] is None
+    assert [(s.rows.to_pylist(), dict(s.scalars)) for s in back if s is not None] == [
+        (first.rows.to_pylist(), dict(first.scalars)),
+        (second.rows.to_pylist(), dict(second.scalars))]
+    with_partials = KernelState(rows.slice(0, 1), {}, pa.table({"n": [1]}))
+    assert not packable([first, with_partials])
+    mixed = pack([first, with_partials])
+    assert mixed.rows is None
+    again = unpack(pa.table(mixed.columns), None)
+    assert again[1] is not None and again[1].partials is not None
+    assert again[1].partials.to_pylist() == [{"n": 1}]

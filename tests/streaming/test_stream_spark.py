@@ -29,6 +29,7 @@ import wisp as ws
 from wisp.engine import streaming as stream_engine
 from wisp.engine.streaming import ROCKSDB, STATE_STORE
 from wisp.events import LatePolicy
+from wisp.runtime.streaming.buckets import KeyBuckets
 from wisp.runtime.streaming.operator import StreamKernel
 from wisp.runtime.streaming.pane_buckets import PaneBuckets
 
@@ -559,6 +560,16 @@ class FailingStream(StreamKernel):
 
 
 @dataclasses.dataclass(frozen=True)
+class FailingKeyBuckets(KeyBuckets):
+    """The logic of a bucket of keys (keyed kinds fed in order), its data handler
+    failing once where a marker says."""
+
+    def on_rows(self, stored: Any, table: Any, watermark_ms: int, emit_late: bool) -> Any:
+        FAULTS.fail_once("rows")
+        return super().on_rows(stored, table, watermark_ms, emit_late)
+
+
+@dataclasses.dataclass(frozen=True)
 class FailingPaneBuckets(PaneBuckets):
     """The logic of a bucket of pane partials, its timer failing once where a marker
     says."""
@@ -594,6 +605,7 @@ def rows_through_one_failure(streaming: SparkSession, tmp_path: Path,
     pickled_by_value(sys.modules[__name__])
     monkeypatch.setattr(stream_engine, "StreamKernel", FailingStream)
     monkeypatch.setattr(stream_engine, "PaneBuckets", FailingPaneBuckets)
+    monkeypatch.setattr(stream_engine, "KeyBuckets", FailingKeyBuckets)
     incoming, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "chk"
     incoming.mkdir()
     failed = 0

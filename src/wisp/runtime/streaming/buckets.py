@@ -31,7 +31,6 @@ import numpy as np
 import pyarrow as pa
 
 from ..codecs.grouping import Key, canonical, normalized
-from ..windows.resumable import KernelState
 from .operator import (
     StreamKernel,
     StreamState,
@@ -41,6 +40,7 @@ from .operator import (
     table_bytes,
     table_of,
 )
+from .packed_states import pack, unpack
 
 BUCKET_STATE_VERSION = 2
 """2: the waiting rows in one table for the bucket (1, still read: a table per key)."""
@@ -52,6 +52,7 @@ TIMER = "timer"
 _SPEC_KEY = b"wisp_spec"
 _VERSION_KEY = b"wisp_bucket_version"
 _PENDING_KEY = b"wisp_pending"
+_KERNEL_ROWS_KEY = b"wisp_kernel_rows"
 
 @dataclass
 class Entry:
@@ -184,16 +185,15 @@ class KeyBuckets:
 
     def to_bytes(self, state: BucketState) -> bytes:
         """The bucket's keys as one Arrow IPC table: the key columns, each key's kernel
-        state bytes, `fed` and its timer; the state format, the query's spec hash and
-        the bucket's waiting rows (Arrow IPC, when some wait) in the schema's
-        metadata."""
+        state (`packed_states`), `fed` and its timer; the state format, the query's
+        spec hash, the bucket's waiting rows and its keys' kernel rows (Arrow IPC, when
+        there are some) in the schema's metadata."""
         entries = list(state.entries.values())
         columns: dict[str, pa.Array] = {
             name: pa.array([e.values[name] for e in entries], self.key_schema.field(name).type)
             for name in self.keys}
-        columns[KERNEL] = pa.array(
-            [None if e.state.kernel is None else e.state.kernel.to_bytes() for e in entries],
-            pa.binary())
+        packed = pack([e.state.kernel for e in entries])
+        columns.update(packed.columns)
         columns[FED] = pa.array([e.state.fed for e in entries], pa.int64())
         columns[TIMER] = pa.array([e.timer for e in entries], pa.int64())
         metadata = {_VERSION_KEY: str(BUCKET_STATE_VERSION).encode(),
@@ -201,6 +201,8 @@ class KeyBuckets:
         pending = self.pending_table(state)
         if pending.num_rows:
             metadata[_PENDING_KEY] = table_bytes(pending)
+        if packed.rows is not None:
+            metadata[_KERNEL_ROWS_KEY] = packed.rows
         return table_bytes(pa.table(columns).replace_schema_metadata(metadata))
 
     def pending_table(self, state: BucketState) -> pa.Table:
@@ -224,7 +226,7 @@ class KeyBuckets:
                      self.stream.spec)
         state = BucketState()
         keys = table.select(self.keys).to_pylist()
-        kernels = table.column(KERNEL).to_pylist()
+        kernels = unpack(table, metadata.get(_KERNEL_ROWS_KEY))
         feds = table.column(FED).to_pylist()
         timers = table.column(TIMER).to_pylist()
         empty = self.stream.schema.empty_table()
@@ -233,9 +235,7 @@ class KeyBuckets:
             waiting += [table_of(b) for b in table.column(PENDING).to_pylist()
                         if b is not None]
         for values, kernel, fed, timer in zip(keys, kernels, feds, timers, strict=True):
-            stream_state = StreamState(
-                None if kernel is None else KernelState.from_bytes(kernel), empty,
-                int(fed))
+            stream_state = StreamState(kernel, empty, int(fed))
             state.entries[canonical(tuple(values.values()))] = Entry(values, stream_state,
                                                                      timer)
         if waiting:

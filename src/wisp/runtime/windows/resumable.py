@@ -59,8 +59,7 @@ class KernelState:
         the partials (as Arrow IPC of their own) in the schema's metadata."""
         metadata = dict(self.rows.schema.metadata or {})
         metadata[_VERSION_KEY] = str(STATE_VERSION).encode()
-        metadata[_SCALARS_KEY] = json.dumps(
-            {k: _encode(v) for k, v in self.scalars.items()}).encode()
+        metadata[_SCALARS_KEY] = scalars_json(self.scalars).encode()
         if self.partials is not None:
             metadata[_PARTIALS_KEY] = _ipc(self.partials)
         return _ipc(self.rows.replace_schema_metadata(metadata))
@@ -73,12 +72,21 @@ class KernelState:
         version = metadata.pop(_VERSION_KEY, b"?").decode()
         if version != str(STATE_VERSION):
             raise ValueError(f"kernel state of format {version}, expected {STATE_VERSION}")
-        scalars = {k: _decode(v) for k, v in
-                   json.loads(metadata.pop(_SCALARS_KEY, b"{}").decode()).items()}
+        scalars = scalars_of(metadata.pop(_SCALARS_KEY, b"{}").decode())
         partials = metadata.pop(_PARTIALS_KEY, None)
         return cls(table.replace_schema_metadata(metadata or None), scalars,
                    None if partials is None
                    else pa.ipc.open_stream(pa.py_buffer(partials)).read_all())
+
+
+def scalars_json(scalars: Mapping[str, Scalar]) -> str:
+    """A state's scalars as JSON text (NaN and the infinities tagged)."""
+    return json.dumps({k: _encode(v) for k, v in scalars.items()})
+
+
+def scalars_of(text: str) -> dict[str, Scalar]:
+    """The scalars `scalars_json` wrote."""
+    return {k: _decode(v) for k, v in json.loads(text).items()}
 
 
 def _ipc(table: pa.Table) -> bytes:

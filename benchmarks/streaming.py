@@ -31,8 +31,8 @@ the least any query on that operator costs; `operator_floor_buckets` the same gr
 a hash of the key into 16 buckets; `operator_floor_partials` the same after each task
 reduced its rows to counts and sums per key and pane (`mapInArrow`), as pane queries
 with late rows counted do. "State rows"
-is the stateful operator's `numRowsTotal` after the last batch (one value per key for
-wisp; one per bucket of keys, at most 16, for `Tumbling`/`Hopping` on pane partials) and
+is the stateful operator's `numRowsTotal` after the last batch (one value per bucket of
+keys, at most 16, for keyed wisp queries; one per key with revisions) and
 "state MiB" its `memoryUsedBytes`; a soak is flat when these stop growing.
 """
 

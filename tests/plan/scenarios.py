@@ -141,5 +141,9 @@ STREAMS = (
              lambda: W.Dynamic(W.clock("1s"), start="-2s"), _sum, lateness=5 * SECONDS),
     Scenario("stream-intervals", INTERVALS, {"time": "ts", "end": "e", "key": "k"},
              lambda: W.Hopping("10s", "5s"), _sum, lateness=5 * SECONDS),
+    Scenario("stream-intervals-revisions", INTERVALS,
+             {"time": "ts", "end": "e", "key": "k"}, lambda: W.Hopping("10s", "5s"), _sum,
+             lateness=5 * SECONDS, on_late="update", allowed_lateness=60 * SECONDS,
+             emit="changes"),
 )
 """A scenario per stream strategy (panes and row-carrying, keyed and not)."""

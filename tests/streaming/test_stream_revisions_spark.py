@@ -129,9 +129,9 @@ def test_queries_that_cannot_have_revisions_are_refused(streaming: SparkSession,
         update.window(ws.Rows(-2, 0)).agg(ws.count())
     assert str(caught.value) == (
         "`on_late` must be 'count' for Rows here: revisions (on_late='update', "
-        "emit='changes') run on Tumbling and Hopping by duration over point events, "
-        "Session, Snapshot and CountByStartTime (not over wisp.from_edges); this query "
-        "runs arrow-frames")
+        "emit='changes') run on Tumbling and Hopping by duration (over point or "
+        "interval events), Session, Snapshot and CountByStartTime (not over "
+        "wisp.from_edges); this query runs arrow-frames")
     with pytest.raises(ws.WispInputError, match=r"`allowed_lateness` must be a positive "
                                                 r"duration with on_late='update'"):
         ws.events(stream, time="ts", lateness="1s", on_late="update")

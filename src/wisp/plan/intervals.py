@@ -383,7 +383,10 @@ def _stream_hopping(inputs: Inputs, inner: Plan, resolved: tuple[ResolvedAggrega
     if source.is_interval:
         return Streamed(inner, "the events alive in the windows not yet final (an event "
                         "stays while it is alive: open-ended events for ever)",
-                        "a window once the watermark passes its end")
+                        "a window once the watermark passes its end",
+                        revisable=isinstance(inner, IntervalsPlan)
+                        and isinstance(inner.windows, HoppingWindows)
+                        and inner.windows.output == "windows")
     assert isinstance(inner, IntervalsPlan) and isinstance(inner.windows, HoppingWindows)
     if source.time.kind in PANE_TIME_KINDS and all(
             carried_by_panes(r) and crosses_as_json(r) for r in resolved):

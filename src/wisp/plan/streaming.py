@@ -253,8 +253,10 @@ class RevisedRowsStream(CarriedRowsStream):
                     "window's last row)" if grid else
                     " (columns revision, final and replaces after time; wisp.latest "
                     "keeps each window's last row unless a later row replaces it)")
-                + ". State per key: the rows of the windows not "
-                f"retired, and per window written its last revision. Emitted: "
+                + ". State per key: the rows of the windows not retired" + (
+                    " (an interval event stays while a window it overlaps is kept: "
+                    "open-ended events for ever)" if grid and source.is_interval else "")
+                + ", and per window written its last revision. Emitted: "
                 f"{self.emits}. {self.late()} One event-time timer per key wakes it when "
                 "its next window can be final or its oldest window retires.")
 
@@ -431,7 +433,8 @@ def plan_stream(inputs: Inputs, window: object, resolved: tuple[ResolvedAggregat
             f"`{'on_late' if source.on_late == 'update' else 'emit'}` must be "
             f"{'count' if source.on_late == 'update' else 'final'!r} for {name} here: "
             "revisions (on_late='update', emit='changes') run on Tumbling and Hopping by "
-            "duration over point events, Session, Snapshot and CountByStartTime (not "
+            "duration (over point or interval events), Session, Snapshot and "
+            "CountByStartTime (not "
             f"over wisp.from_edges); this query runs {streamed.inner.strategy}")
     return operator(source=source, window=streamed.inner.window, aggregations=resolved,
                     tie_break=tie_break_columns(source), reason=reason,

@@ -50,7 +50,7 @@ from ..codecs.arrays import from_ticks, to_ticks
 from ..codecs.sorting import sort_order
 from ..windows.counts import CountKernel
 from ..windows.hopping import HoppingKernel
-from ..windows.intervals import IntervalKernel
+from ..windows.intervals import IntervalKernel, clamped
 from ..windows.sessions import SessionKernel
 from ..windows.snapshot import SnapshotKernel
 from .operator import TICKS_PER_MS, Step, check_stored, table_bytes, table_of
@@ -302,12 +302,24 @@ class SnapshotWindows:
 
 @dataclass(frozen=True)
 class HoppingRevised:
-    """Tumbling and hopping windows over point events on the rows-carrying operator (an
-    aggregation without pane partials) for the revision layer: the batch kernel over a
-    key's kept rows; a window's identity is fixed by the grid, so a late row only
-    changes the windows it falls in (or makes one that had no row). Windows overlap, so
-    the rows kept are those after the last retired window's start, and windows
-    recomputed over them that start at or before it are left out."""
+    """Tumbling and hopping windows on the rows-carrying operator for the revision
+    layer, over point events (an aggregation without pane partials) or interval events:
+    the batch kernel over a key's kept rows. Window `[w, w + size)` (closed at its
+    start, open at its end; output time = its end) holds every event whose lifetime
+    `[start, end)` overlaps it (a point event, or an interval that ends where it
+    starts, lasts one tick; an open-ended one lasts to the end of time). A window's
+    identity is fixed by the grid, so a late row only changes the windows it overlaps
+    (or makes the ones that had no row). Windows overlap, so the rows kept are those
+    that reach past the last retired window's successor's start (open-ended ones for
+    ever), and windows recomputed over them that start at or before the last retired
+    one are left out.
+
+    Windows are computed up to the horizon of the kept rows (one tick after the newest
+    start, or the newest finite end if later) or the watermark's, whichever is later,
+    and one hop more: beyond, only open-ended events remain, in windows that are all
+    open; the batch kernel's one row for all of them (null end) is never written, each
+    such window being written on its own once the watermark reaches it (as the stream
+    without revisions writes them)."""
 
     kernel: HoppingKernel
     replaces: bool = False
@@ -316,12 +328,28 @@ class HoppingRevised:
         kernel = self.kernel
         if rows.num_rows == 0:
             return no_windows(kernel.schema)
-        batch, start_k = interval_windows(kernel, rows)
-        end_k = kernel.ticks(batch.column("window_end"))
-        ticks, _ = kernel.lifetimes(rows)
-        inside = (np.searchsorted(ticks, end_k, side="left")
-                  - np.searchsorted(ticks, start_k, side="left"))
+        w = kernel.window
+        start, end = kernel.lifetimes(rows)
+        kernel.check_tick_range(start, end)
+        finite = end != iv.END_OF_TIME
+        reach = int(start.max()) + 1
+        if finite.any():
+            reach = max(reach, int(end[finite].max()))
         bound = kernel.first_start(horizon)
+        if bound is not None:
+            reach = max(reach, bound)
+        groups, found, _ = kernel.hopping(start, end, clamped(reach + w.hop))
+        kernel.check_bounds(found)
+        found = kernel.subset(found, found.end_known)  # not the row for all the rest
+        batch = kernel.emit(rows, start, end, groups, found,
+                            np.zeros(len(found.group), dtype=np.int64))
+        start_k = kernel.ticks(batch.column("window_start"))
+        order = np.argsort(start_k, kind="stable")
+        batch = batch.take(pa.array(order))
+        start_k = start_k[order]
+        end_k = kernel.ticks(batch.column("window_end"))
+        inside = (np.searchsorted(np.sort(start), end_k, side="left")
+                  - np.searchsorted(np.sort(end), start_k, side="right"))
         final = end_k <= bound if bound is not None else np.zeros(len(end_k), dtype=bool)
         unit = kernel.unit
         closes: list[float | int | None] = [(int(e) - 1) * unit + 1 for e in end_k]
@@ -329,17 +357,26 @@ class HoppingRevised:
                        np.zeros(len(end_k), dtype=np.int64), final, closes)
 
     def reach_of(self, end: Any) -> Any:
-        return end - 1  # a row before the last retired window's end may fall in it
+        return end - 1  # a row starting before the last retired window's end may reach it
 
     def own_end(self, rows: pa.Table) -> Ticks:
-        ticks, _ = self.kernel.lifetimes(rows)  # a window holding t ends by t + size
-        return (ticks + self.kernel.window.size) * self.kernel.unit
+        """The end of the last window a row's lifetime overlaps: its last tick + size
+        (an open-ended row's windows never end)."""
+        kernel = self.kernel
+        _, end = kernel.lifetimes(rows)
+        last = shifted(end, kernel.window.size - 1)
+        return np.where(end == iv.END_OF_TIME, end, last * kernel.unit)
 
     def retain(self, rows: pa.Table, found: Windows, count: int
                ) -> tuple[pa.Table, float | int | None]:
-        cut = found.start[count - 1].item() + 1
-        ticks, _ = self.kernel.lifetimes(rows)
-        return rows.filter(pa.array(ticks * self.kernel.unit >= cut)), cut
+        """The rows whose lifetime reaches past the start of the window after the last
+        retired one (the first that can still be written); the windows starting at or
+        before the last retired one are left out."""
+        kernel = self.kernel
+        last = found.start[count - 1].item()
+        _, end = kernel.lifetimes(rows)
+        after = last // kernel.unit + kernel.window.hop
+        return rows.filter(pa.array(end > after)), last + 1
 
 
 @dataclass(frozen=True)
@@ -586,7 +623,6 @@ def kind_windows(kernel: object) -> KindWindows | None:
         return CountByStartWindows(kernel)
     if isinstance(kernel, SnapshotKernel):
         return SnapshotWindows(kernel)
-    if isinstance(kernel, HoppingKernel) and kernel.end is None \
-            and kernel.window.output == "windows":
+    if isinstance(kernel, HoppingKernel) and kernel.window.output == "windows":
         return HoppingRevised(kernel)
     return None

@@ -66,6 +66,16 @@ NO_WISP_ON_WORKERS = (
     "No module named 'wisp'); set PYSPARK_PYTHON or spark.pyspark.python to a Python with "
     "wisp installed, ship wisp to the executors, or start a local session with "
     "wisp.session() (docs/cluster.md)")
+_STATE_KEYS_DIFFER = re.compile(r"STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE")
+"""Spark refusing a checkpoint whose stateful operator was grouped by other columns: a
+checkpoint of another query, or of a keyed stream of a wisp version that grouped its
+rows by key rather than by a bucket of keys."""
+CHECKPOINT_OF_OTHER_GROUPING = (
+    "`checkpointLocation` must belong to this query, found a checkpoint whose state is "
+    "grouped by other columns (Spark: STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE): a "
+    "checkpoint of another query, or of a keyed stream written before wisp grouped such "
+    "streams by a bucket of keys; start this query on a new checkpoint "
+    "(docs/streaming.md)")
 
 
 def wisp_error(error: BaseException) -> WispError | None:
@@ -118,4 +128,6 @@ def _from_text(text: str) -> WispError | None:
         return WispInputError(check.group("message").removeprefix("wisp: ").strip())
     if _NO_WISP.search(text):
         return WispInputError(NO_WISP_ON_WORKERS)
+    if _STATE_KEYS_DIFFER.search(text):
+        return WispInputError(CHECKPOINT_OF_OTHER_GROUPING)
     return None

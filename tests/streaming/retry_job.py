@@ -23,6 +23,7 @@ def main(base: Path, handler: str) -> None:
 
     pickled_by_value(suite)
     stream_engine.StreamKernel = suite.FailingStream  # type: ignore[misc]
+    stream_engine.KeyBuckets = suite.FailingKeyBuckets  # type: ignore[misc]
     spark = (SparkSession.builder.master("local[2,2]").appName("wisp-retry")
              .config(STATE_STORE, ROCKSDB).config("spark.sql.shuffle.partitions", "2")
              .config("spark.ui.enabled", "false").getOrCreate())

@@ -22,7 +22,8 @@ from typing import Any
 import pyarrow as pa
 
 from wisp.engine.processor import PanePacker
-from wisp.runtime.streaming.buckets import BucketStep, KeyBuckets
+from wisp.runtime.streaming.bucket_state import BucketStep
+from wisp.runtime.streaming.buckets import KeyBuckets
 from wisp.runtime.streaming.operator import StreamKernel, StreamState, table_of
 from wisp.runtime.streaming.pane_buckets import PaneBuckets, PaneStep
 from wisp.runtime.streaming.panes import PaneKernel

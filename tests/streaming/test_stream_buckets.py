@@ -31,7 +31,8 @@ from test_stream_simulated import (
 from wisp.engine.processor import PanePacker
 from wisp.errors import WispInputError
 from wisp.plan.frames import RangeFrame, RowsFrame
-from wisp.runtime.streaming.buckets import BucketState, KeyBuckets
+from wisp.runtime.streaming.bucket_state import BucketState
+from wisp.runtime.streaming.buckets import KeyBuckets
 from wisp.runtime.streaming.operator import StreamKernel, table_bytes, table_of
 from wisp.runtime.streaming.packed_states import pack, packable, unpack
 from wisp.runtime.streaming.pane_buckets import PaneBuckets

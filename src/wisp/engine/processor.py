@@ -32,7 +32,8 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from ..runtime.codecs.crossing import Crossing, decode, key_column, key_values
 from ..runtime.codecs.json_rows import rows_json
-from ..runtime.streaming.buckets import BucketStep, KeyBuckets
+from ..runtime.streaming.bucket_state import BucketStep
+from ..runtime.streaming.buckets import KeyBuckets
 from ..runtime.streaming.operator import (
     Step,
     StreamKernel,

@@ -29,7 +29,7 @@ import pyarrow as pa
 from ..codecs.grouping import Key, canonical, normalized
 from ..codecs.sorting import sort_order
 from ..windows.resumable import Horizon
-from .buckets import BucketState, BucketStep, Entry
+from .bucket_state import BucketState, BucketStep, Entry
 from .operator import TICKS_PER_MS, StreamKernel, StreamState, due_timer, late_past_filter
 
 GROUP = "__wisp_group"
@@ -105,7 +105,7 @@ def rows_at_once(stream: StreamKernel, names: list[str], state: BucketState,
         known.append(entry)
     stepped = [(k, e) for k, e, t in zip(groups.keys, known, touched, strict=True) if t]
     seen = {k for k, _e in stepped}
-    stepped += [(k, e) for k, e in due_entries(state, watermark_ms) if k not in seen]
+    stepped += [(k, e) for k, e in state.due(watermark_ms) if k not in seen]
     number = {k: g for g, k in enumerate(groups.keys)}
     outputs = advance(stream, state, combined, ticks, ids, number, stepped, watermark_ms)
     return BucketStep(late, outputs, state, state.timer())
@@ -115,15 +115,9 @@ def due_only(stream: StreamKernel, state: BucketState, watermark_ms: int) -> Buc
     """A call without rows, new or waiting: the keys whose timer is due."""
     empty = stream.schema.empty_table()
     outputs = advance(stream, state, empty, np.zeros(0, dtype=np.int64),
-                      np.zeros(0, dtype=np.int64), {}, due_entries(state, watermark_ms),
+                      np.zeros(0, dtype=np.int64), {}, state.due(watermark_ms),
                       watermark_ms)
     return BucketStep([], outputs, state, state.timer())
-
-
-def due_entries(state: BucketState, watermark_ms: int) -> list[tuple[Key, Entry]]:
-    """The keys whose timer is at or below the watermark, in the bucket's order."""
-    return [(k, e) for k, e in state.entries.items()
-            if e.timer is not None and e.timer <= watermark_ms]
 
 
 def late_split(stream: StreamKernel, rows: pa.Table, ids: npt.NDArray[np.int64],

@@ -24,13 +24,15 @@ keys' timers, fires). So the rows written are the per-key operator's rows.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from ..codecs.grouping import Key, canonical, normalized
+from .bucket_rows import rows_at_once
+from .bucket_state import BucketState, BucketStep, Entry
 from .operator import (
     StreamKernel,
     StreamState,
@@ -53,43 +55,6 @@ _SPEC_KEY = b"wisp_spec"
 _VERSION_KEY = b"wisp_bucket_version"
 _PENDING_KEY = b"wisp_pending"
 _KERNEL_ROWS_KEY = b"wisp_kernel_rows"
-
-@dataclass
-class Entry:
-    """One key of a bucket: its key values (as the table's key columns hold them), its
-    stream state and its timer (watermark ms, or None)."""
-
-    values: dict[str, Any]
-    state: StreamState
-    timer: int | None
-
-
-@dataclass
-class BucketState:
-    """The keys of one bucket, by their canonical key (`canonical`)."""
-
-    entries: dict[Key, Entry] = field(default_factory=dict)
-    pending: pa.Table | None = None
-    """The rows of its keys waiting for the watermark (key columns included; None: none),
-    one table for the bucket (`bucket_rows`; a kernel taking rows in any order keeps
-    none)."""
-
-    def timer(self) -> int | None:
-        """The bucket's timer: its keys' earliest."""
-        timers = [e.timer for e in self.entries.values() if e.timer is not None]
-        return min(timers) if timers else None
-
-
-@dataclass(frozen=True)
-class BucketStep:
-    """What one handler call of a bucket gives: each key's late rows with their reason
-    (under `on_late="emit"`), the output batches, the new state and its timer."""
-
-    late: list[tuple[pa.Table, str]]
-    outputs: list[pa.RecordBatch]
-    state: BucketState
-    timer: int | None
-
 
 @dataclass(frozen=True)
 class KeyBuckets:
@@ -115,7 +80,6 @@ class KeyBuckets:
         key of the bucket whose timer the watermark has reached."""
         state = BucketState() if stored is None else stored
         if self.at_once:
-            from .bucket_rows import rows_at_once
             return rows_at_once(self.stream, self.keys, state, table, watermark_ms,
                                 emit_late)
         late: list[tuple[pa.Table, str]] = []
@@ -151,8 +115,8 @@ class KeyBuckets:
         """Run the timer of each key (not in `skip`) whose timer is at or below the
         watermark, as the per-key operator's timer handler does."""
         outputs: list[pa.RecordBatch] = []
-        for key, entry in state.entries.items():
-            if key in skip or entry.timer is None or entry.timer > watermark_ms:
+        for key, entry in state.due(watermark_ms):
+            if key in skip:
                 continue
             out, after, timer = self.stream.on_timer(entry.state, watermark_ms)
             outputs += out

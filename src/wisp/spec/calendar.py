@@ -20,6 +20,7 @@ Periods are `(previous tick, tick]`. Supported local years: 2..9998.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import functools
 import zoneinfo
@@ -219,7 +220,8 @@ def ticks_in(tick: CalendarTick, lo: int, hi: int) -> list[int]:
     """Every tick `u` with `lo <= u <= hi`, ascending."""
     result: list[int] = []
     for chunk in range(lo // CHUNK, hi // CHUNK + 1):
-        result.extend(u for u in chunk_ticks(tick, chunk) if lo <= u <= hi)
+        ticks = chunk_ticks(tick, chunk)
+        result.extend(ticks[bisect.bisect_left(ticks, lo):bisect.bisect_right(ticks, hi)])
     return result
 
 
@@ -227,9 +229,10 @@ def next_tick(tick: CalendarTick, after: int) -> int:
     """The first tick strictly after instant `after`."""
     first = after // CHUNK
     for chunk in range(first, first + _SEARCH_CHUNKS):
-        for u in chunk_ticks(tick, chunk):
-            if u > after:
-                return u
+        ticks = chunk_ticks(tick, chunk)  # ascending: a binary search, not a scan
+        at = bisect.bisect_right(ticks, after)
+        if at < len(ticks):
+            return ticks[at]
     raise bad_value("tick", "a calendar tick that ticks at least every 13 years", tick)
 
 
@@ -237,9 +240,10 @@ def prev_tick(tick: CalendarTick, before: int) -> int:
     """The last tick strictly before instant `before`."""
     first = before // CHUNK
     for chunk in range(first, first - _SEARCH_CHUNKS, -1):
-        for u in reversed(chunk_ticks(tick, chunk)):
-            if u < before:
-                return u
+        ticks = chunk_ticks(tick, chunk)
+        at = bisect.bisect_left(ticks, before)
+        if at > 0:
+            return ticks[at - 1]
     raise bad_value("tick", "a calendar tick that ticks at least every 13 years", tick)
 
 

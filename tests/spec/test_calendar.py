@@ -13,6 +13,7 @@ from oracle_periods import calendar_ticks
 
 from wisp.errors import WispInputError
 from wisp.spec.calendar import (
+    CHUNK,
     check_cron_matches,
     closing_tick,
     next_tick,
@@ -162,3 +163,27 @@ def test_ticks_match_the_oracle(tick: CalendarTick, start: int, shift: int,
         assert next_tick(tick, lo - 1) == expected[0]
         assert prev_tick(tick, expected[-1] + 1) == expected[-1]
         assert closing_tick(tick, expected[0]) == expected[0]
+
+
+MINUTE = 60_000_000
+
+
+EDGE = (1_700_000_000_000_000 // CHUNK + 1) * CHUNK
+"""The first instant of a chunk (not on a minute)."""
+
+
+@settings(max_examples=40)
+@given(instant=st.one_of(st.integers(EDGE - 3 * MINUTE, EDGE + 3 * MINUTE),
+                         st.integers(-3, 3).map(lambda m: (EDGE // MINUTE + m) * MINUTE)))
+def test_a_minutes_cron_across_a_chunk_edge_matches_the_oracle(instant: int) -> None:
+    """Ticks are cached per chunk of CHUNK us (a minute's cron: about 586,000 a chunk;
+    two here) and searched by bisection: the tick after, before and closing an instant
+    near a chunk's edge, on a tick or between two, equal the oracle's (in a zone of
+    +05:45)."""
+    tick = cron("* * * * *", "Asia/Kathmandu")
+    around = calendar_ticks(tick, instant - 2 * MINUTE, instant + 2 * MINUTE)
+    assert next_tick(tick, instant) == min(u for u in around if u > instant)
+    assert prev_tick(tick, instant) == max(u for u in around if u < instant)
+    assert closing_tick(tick, instant) == min(u for u in around if u >= instant)
+    assert ticks_in(tick, instant - MINUTE, instant + MINUTE) == [
+        u for u in around if instant - MINUTE <= u <= instant + MINUTE]

@@ -181,19 +181,20 @@ def finish(query: Any, restart: Callable[[], Any]) -> tuple[dict[str, Any], Any]
     the report covers every attempt's micro-batches, so the rows written and counted
     must still be exactly one run's. Any other failure fails the test."""
     progress: list[Any] = []
-    for attempt in range(RESTARTS_AFTER_CONNECT_BACK + 1):
+    for _ in range(RESTARTS_AFTER_CONNECT_BACK):
         try:
             query.awaitTermination()
+            break
         except Exception as failure:  # StreamingQueryException, through Py4J
-            if CONNECT_BACK not in str(failure) or attempt == RESTARTS_AFTER_CONNECT_BACK:
+            if CONNECT_BACK not in str(failure):
                 raise
             warnings.warn(f"stream restarted from its checkpoint after: {CONNECT_BACK}",
                           stacklevel=2)
             progress += list(query.recentProgress)
             query = restart()
-            continue
-        return progress_report(progress + list(query.recentProgress)), query
-    raise AssertionError("unreachable")
+    else:  # the last attempt: whatever fails it fails the test
+        query.awaitTermination()
+    return progress_report(progress + list(query.recentProgress)), query
 
 
 def run_stream(spark: SparkSession, tmp: Path, query: Query, files: list[list[Event]],

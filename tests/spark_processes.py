@@ -5,12 +5,14 @@ that has what wisp needs but not wisp, and the documented zip of wisp to ship to
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -81,6 +83,25 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind((LOOPBACK, 0))
         return int(probe.getsockname()[1])
+
+
+LOCAL_CONNECT_LOCK = Path(tempfile.gettempdir()) / "wisp-tests-local-connect-15002.lock"
+"""The file whose lock a process holds while it runs a local Spark Connect server from
+`SparkSession.builder.remote("local[...]")`: pyspark binds that server to Connect's
+fixed default port (15002) and the client to `sc://localhost`, so two such processes at
+once (two test processes) would collide on the port."""
+
+
+@contextmanager
+def local_connect_port() -> Iterator[None]:
+    """Hold LOCAL_CONNECT_LOCK (waiting for it) while the block runs a local Connect
+    server on the default port."""
+    with open(LOCAL_CONNECT_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def spark_env(**settings: str) -> dict[str, str]:

@@ -20,7 +20,9 @@ import os
 import shutil
 import subprocess
 import sys
+import weakref
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from .errors import WispInputError
@@ -28,6 +30,9 @@ from .errors import WispInputError
 _ANSWERS: dict[tuple[str, str], str | None] = {}
 """Why each worker Python cannot import wisp (None: it can), by its command and the
 PYTHONPATH it would see."""
+_SUBMITTED_PY_FILES: weakref.WeakKeyDictionary[SparkContext, bool] = weakref.WeakKeyDictionary()
+"""Whether each context was started with `spark.submit.pyFiles`, fixed once it runs (its
+`getConf()` copies the whole configuration through Py4J: read once, not per query)."""
 
 
 def check_workers(spark: SparkSession) -> None:
@@ -59,8 +64,7 @@ def local_worker_python(spark: SparkSession) -> str | None:
     master = str(context.master or "")
     if not master.startswith("local"):
         return None
-    if getattr(context, "_python_includes", None) or context.getConf().get(
-            "spark.submit.pyFiles", ""):
+    if getattr(context, "_python_includes", None) or submitted_py_files(context):
         return None
     python = str(getattr(context, "pythonExec", "") or "python3")
     found = shutil.which(python)
@@ -68,6 +72,13 @@ def local_worker_python(spark: SparkSession) -> str | None:
     if found is not None and os.path.abspath(found) == os.path.abspath(sys.executable):
         return None
     return python
+
+
+def submitted_py_files(context: SparkContext) -> bool:
+    """Whether `context` was started with Python files to ship (`spark.submit.pyFiles`)."""
+    if context not in _SUBMITTED_PY_FILES:
+        _SUBMITTED_PY_FILES[context] = bool(context.getConf().get("spark.submit.pyFiles", ""))
+    return _SUBMITTED_PY_FILES[context]
 
 
 def import_failure(python: str) -> str | None:

@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+from spark_processes import local_connect_port
 
 pytestmark = pytest.mark.spark
 
@@ -91,8 +92,9 @@ SCRIPT = textwrap.dedent("""
 
 def test_a_specification_window_over_spark_connect() -> None:
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                          timeout=240, env=env, check=False)
+    with local_connect_port():  # the default port, one process at a time
+        done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                              timeout=240, env=env, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, f"exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
     result = json.loads(lines[0].removeprefix("RESULT "))

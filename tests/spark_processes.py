@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib.metadata
+import json
 import os
 import signal
 import socket
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyspark
 from packaging.requirements import Requirement
@@ -92,16 +94,27 @@ fixed default port (15002) and the client to `sc://localhost`, so two such proce
 once (two test processes) would collide on the port."""
 
 
-@contextmanager
-def local_connect_port() -> Iterator[None]:
-    """Hold LOCAL_CONNECT_LOCK (waiting for it) while the block runs a local Connect
-    server on the default port."""
+def run_local_connect(script: str) -> dict[str, Any]:
+    """The result `script` prints, run in its own Python (which starts a local Connect
+    server), holding LOCAL_CONNECT_LOCK meanwhile: one such server at a time."""
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     with open(LOCAL_CONNECT_LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            yield
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                  text=True, timeout=240, env=env, check=False)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+    return script_result(done)
+
+
+def script_result(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """What a test script printed as JSON on its line starting "RESULT "; a test failure
+    with its exit code and the end of its output when it printed none."""
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, f"exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    found: dict[str, Any] = json.loads(lines[0].removeprefix("RESULT "))
+    return found
 
 
 def spark_env(**settings: str) -> dict[str, str]:

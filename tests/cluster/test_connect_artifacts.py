@@ -5,14 +5,13 @@ runs in a process of its own: the test run holds one classic session."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from spark_processes import connect_server, executor_python, wisp_zip
+from spark_processes import connect_server, executor_python, script_result, wisp_zip
 
 pytestmark = pytest.mark.spark
 
@@ -45,9 +44,7 @@ def test_a_connect_client_ships_wisp_to_a_server_without_it(tmp_path: Path) -> N
     with connect_server(tmp_path, str(python)) as remote:
         done = subprocess.run([sys.executable, "-c", CLIENT, remote, str(shipped)],
                               capture_output=True, text=True, timeout=240, check=False)
-    found = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert found, f"exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    result = json.loads(found[0].removeprefix("RESULT "))
+    result = script_result(done)
     assert isinstance(result["before"], str)
     assert "No module named 'wisp'" in result["before"]
     # Session(2) per key: a's 1, 2, 4 (each at most 2 after the last) and 7 alone; b's 3

@@ -5,14 +5,10 @@ holds one kind of session at a time."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
-from spark_processes import local_connect_port
+from spark_processes import run_local_connect
 
 pytestmark = pytest.mark.spark
 
@@ -91,13 +87,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_a_specification_window_over_spark_connect() -> None:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    with local_connect_port():  # the default port, one process at a time
-        done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                              timeout=240, env=env, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert lines, f"exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    result = json.loads(lines[0].removeprefix("RESULT "))
+    result = run_local_connect(SCRIPT)
     assert result["rows"] == [
         [2.0, [1.0, 2.0, 3.0]], [3.0, [2.0, 3.0, 4.0]], [4.0, [3.0, 4.0, 5.0]],
         [5.0, [4.0, 5.0, 6.0]], [6.0, [5.0, 6.0, 7.0]], [7.0, [6.0, 7.0, 8.0]]]

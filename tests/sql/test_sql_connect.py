@@ -4,14 +4,10 @@ a classic one, and a process holds one kind of session at a time."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
-from spark_processes import local_connect_port
+from spark_processes import run_local_connect
 
 pytestmark = pytest.mark.spark
 
@@ -44,13 +40,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_a_sql_query_over_spark_connect() -> None:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    with local_connect_port():  # the default port, one process at a time
-        done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                              timeout=240, env=env, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert lines, f"exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    result = json.loads(lines[0].removeprefix("RESULT "))
+    result = run_local_connect(SCRIPT)
     # k = t % 2: each key's events are 2 ticks apart, so [t - 2, t] holds two of them
     assert result["rows"] == [[0, 0, 1, 0.0], [0, 2, 2, 2.0], [0, 4, 2, 6.0], [0, 6, 2, 10.0],
                               [1, 1, 1, 1.0], [1, 3, 2, 4.0], [1, 5, 2, 8.0], [1, 7, 2, 12.0]]

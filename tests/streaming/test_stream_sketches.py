@@ -18,6 +18,7 @@ from test_stream_spark import (
     FOUR_FILES,
     LATE,
     PANE_LATE,
+    RESTARTED_TWICE,
     Query,
     Written,
     check_final_rows,
@@ -72,14 +73,13 @@ def one_run(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
 @pytest.fixture(scope="module")
 def restarted(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
               ) -> dict[str, Written]:
-    """Some kinds' streams over FILES, restarted twice (runs over files 0-1, 2-3 and
-    4-5): a key's sketches are read from the state store by each micro-batch, whether
-    the query restarted before it or not; every window kind is restarted after every
-    micro-batch in `test_stream_user_aggregator`."""
-    rounds = (1, 3, len(FILES) - 1)
+    """Some kinds' streams over FILES, restarted twice (`RESTARTED_TWICE`): a key's
+    sketches are read from the state store by each micro-batch, whether the query
+    restarted before it or not; every window kind is restarted after every micro-batch
+    in `test_stream_user_aggregator`."""
     return run_streams(streaming, tmp_path_factory.mktemp("restarted"),
                        {kind: keyed(KINDS[kind][0]) for kind in RESTARTED}, FILES,
-                       dict.fromkeys(RESTARTED, rounds))
+                       dict.fromkeys(RESTARTED, RESTARTED_TWICE))
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

@@ -64,6 +64,9 @@ PANE_LATE: list[Event] = []
 FOUR_FILES: list[list[Event]] = [FILES[0] + FILES[1], FILES[2], FILES[3],
                                  FILES[4] + FILES[5]]
 WATERMARK = 55  # the newest time (60) minus the lateness (5 s)
+RESTARTED_TWICE = (1, 3, 5)
+"""The rounds of `run_streams` at which a stream over six files (FILES, or another
+module's six) starts when restarted twice: runs over files 0-1, 2-3 and 4-5."""
 
 
 def write_file(directory: Path, index: int, events: Sequence[Event]) -> None:
@@ -499,7 +502,7 @@ def restarted(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
     rounds = range(len(FILES))
     return run_streams(streaming, tmp_path_factory.mktemp("restarted"),
                        {"late": keyed(range_query, "emit"), "range": keyed(range_query)},
-                       FILES, {"late": rounds, "range": [1, 3, 5]})
+                       FILES, {"late": rounds, "range": RESTARTED_TWICE})
 
 
 def assert_checkpoint_refused(streaming: SparkSession, tmp_path: Path, query: Query,

@@ -15,7 +15,7 @@ import pytest
 from aggregators import Spread
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from test_stream_spark import assert_same, batch_frame, run_streams, source
+from test_stream_spark import RESTARTED_TWICE, assert_same, batch_frame, run_streams, source
 from test_stream_spark_partials import FILES, LATE, WATERMARK, of_timestamp
 
 import wisp as ws
@@ -44,15 +44,14 @@ def aggregated(df: DataFrame, binding: dict[str, Any]) -> DataFrame:
 @pytest.fixture(scope="module")
 def written(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
             ) -> dict[str, Any]:
-    """Both streams, restarted twice (runs over files 0-1, 2-3 and 4-5): each
-    micro-batch reads a key's pane partials from the state store whether the query
-    restarted before it or not; every window kind is restarted after every micro-batch
-    in `test_stream_user_aggregator` (Tumbling on panes among them)."""
-    every = [1, 3, len(FILES) - 1]
+    """Both streams, restarted twice (`RESTARTED_TWICE`): each micro-batch reads a
+    key's pane partials from the state store whether the query restarted before it or
+    not; every window kind is restarted after every micro-batch in
+    `test_stream_user_aggregator` (Tumbling on panes among them)."""
     return run_streams(streaming, tmp_path_factory.mktemp("picks"),
                        {name: (lambda df, b=binding: aggregated(df, b))
                         for name, binding in BINDINGS.items()}, FILES,
-                       dict.fromkeys(BINDINGS, every))
+                       dict.fromkeys(BINDINGS, RESTARTED_TWICE))
 
 
 def test_explain_says_the_picks_sets_and_user_states_ride_on_panes(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from test_stream_spark import Event, assert_same, batch_frame, run_streams
+from test_stream_spark import RESTARTED_TWICE, Event, assert_same, batch_frame, run_streams
 
 import wisp as ws
 
@@ -94,7 +94,7 @@ def written(streaming: SparkSession, tmp_path_factory: pytest.TempPathFactory
     2-3 and 4-5)."""
     pipelines = {name: pipeline(case) for name, case in CASES.items()}
     return run_streams(streaming, tmp_path_factory.mktemp("partials"), pipelines, FILES,
-                       {"keyed": [1, 3, 5]})
+                       {"keyed": RESTARTED_TWICE})
 
 
 @pytest.mark.parametrize("name", list(CASES))

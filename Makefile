@@ -94,7 +94,7 @@ bench: install java-check
 	$(PY) -m benchmarks.point_in_time --output out/point_in_time.md
 	$(PY) -m benchmarks.sketches --output out/sketches.md
 	$(PY) -m benchmarks.sql --output out/sql.md
-	$(PY) -m benchmarks.native_overhead --zone America/New_York --output out/native_overhead.md
+	$(PY) -m benchmarks.native_overhead --zone America/New_York --events 1000000,10000000 --output out/native_overhead.md
 
 bench-quick: install java-check
 	$(PY) -m benchmarks.run --quick

@@ -1,6 +1,7 @@
 """wisp's native strategies against the query a user would write, side by side.
 
     python -m benchmarks.native_overhead --events 4000000 --kinds timestamp_ntz
+    python -m benchmarks.native_overhead --events 1000000,10000000
     python -m benchmarks.native_overhead --zone America/New_York --runs 5
     python -m benchmarks.native_overhead --output out/native_overhead.md
     python -m benchmarks.native_overhead --explain --events 100000
@@ -154,9 +155,15 @@ def strategy(df: DataFrame) -> str:
     return "?"
 
 
+def sizes(text: str) -> list[int]:
+    """`--events`: one number of events, or several separated by commas."""
+    return [int(part) for part in text.split(",")]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--events", type=sizes, default=[1_000_000],
+                        help="events, or sizes separated by commas: a table each")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--zone", default="UTC", help="the session time zone")
     parser.add_argument("--kinds", default=",".join(KINDS))
@@ -174,28 +181,31 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(line)
 
     try:
-        data = generate(spark, directory, args.events)
-        show(f"{args.events:,} events, 100 keys, session time zone {args.zone}, "
-             f"medians of {args.runs}")
-        show("| time | case | strategy | wisp s | native s | wisp/native | wisp CPU s "
-             "| native CPU s | CPU wisp/native |")
-        show("|---|---|---|---:|---:|---:|---:|---:|---:|")
         cpu = jvm_cpu(spark)
-        for kind in args.kinds.split(","):
-            df = with_time(data, kind, directory)
-            for case in args.cases.split(","):
-                ours, theirs = wisp_query(df, case, kind), native_query(df, case, kind)
-                if args.explain:
-                    show(f"== {kind} {case}: wisp ({strategy(ours)}) ==")
-                    ours.explain("formatted")
-                    show(f"== {kind} {case}: native ==")
-                    theirs.explain("formatted")
-                    continue
-                mine, other, mine_cpu, other_cpu = pair(ours, theirs, args.runs, cpu)
-                cpu_ratio = f"{mine_cpu / other_cpu:.2f}" if other_cpu else "-"
-                show(f"| {kind} | {case} | {strategy(ours)} | {mine:.2f} | {other:.2f} "
-                     f"| {mine / other:.2f} | {mine_cpu:.1f} | {other_cpu:.1f} "
-                     f"| {cpu_ratio} |")
+        for events in args.events:
+            if lines:
+                show("")
+            data = generate(spark, directory, events)
+            show(f"{events:,} events, 100 keys, session time zone {args.zone}, "
+                 f"medians of {args.runs}")
+            show("| time | case | strategy | wisp s | native s | wisp/native | wisp CPU s "
+                 "| native CPU s | CPU wisp/native |")
+            show("|---|---|---|---:|---:|---:|---:|---:|---:|")
+            for kind in args.kinds.split(","):
+                df = with_time(data, kind, directory)
+                for case in args.cases.split(","):
+                    ours, theirs = wisp_query(df, case, kind), native_query(df, case, kind)
+                    if args.explain:
+                        show(f"== {kind} {case}: wisp ({strategy(ours)}) ==")
+                        ours.explain("formatted")
+                        show(f"== {kind} {case}: native ==")
+                        theirs.explain("formatted")
+                        continue
+                    mine, other, mine_cpu, other_cpu = pair(ours, theirs, args.runs, cpu)
+                    cpu_ratio = f"{mine_cpu / other_cpu:.2f}" if other_cpu else "-"
+                    show(f"| {kind} | {case} | {strategy(ours)} | {mine:.2f} "
+                         f"| {other:.2f} | {mine / other:.2f} | {mine_cpu:.1f} "
+                         f"| {other_cpu:.1f} | {cpu_ratio} |")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
         spark.stop()

@@ -187,3 +187,54 @@ def test_a_minutes_cron_across_a_chunk_edge_matches_the_oracle(instant: int) -> 
     assert closing_tick(tick, instant) == min(u for u in around if u >= instant)
     assert ticks_in(tick, instant - MINUTE, instant + MINUTE) == [
         u for u in around if instant - MINUTE <= u <= instant + MINUTE]
+
+
+ZONES_AND_YEARS = [
+    ("America/New_York", "2024-06-01"), ("Europe/Berlin", "1980-06-01"),
+    ("Australia/Lord_Howe", "2024-06-01"),  # a clock change of half an hour
+    ("Pacific/Apia", "2011-12-01"),  # skipped 30 December 2011 whole
+    ("America/Sao_Paulo", "2018-06-01"),  # daylight saving from midnight
+    ("Africa/Casablanca", "2012-06-01"),  # saving suspended for Ramadan: four changes
+    ("Europe/Dublin", "2020-06-01"),  # winter time as the negative saving
+    ("Asia/Kathmandu", "1986-01-01"),  # +05:30 to +05:45
+]
+
+
+@pytest.mark.parametrize("unit", ["hourly", "daily"])
+@pytest.mark.parametrize(("tz", "within"), ZONES_AND_YEARS)
+def test_whole_chunks_match_the_oracle(unit: str, tz: str, within: str) -> None:
+    """A chunk's ticks (about 407 days) are found from the zone's clock changes, read by
+    bisection between hourly readings of the offset: every hourly and daily tick of the
+    chunk, across each change, equals the oracle's, which reads every quarter hour (or,
+    for days, resolves each local midnight)."""
+    tick = hourly(tz) if unit == "hourly" else daily(tz)
+    chunk = utc(within) // CHUNK
+    lo, hi = chunk * CHUNK, (chunk + 1) * CHUNK - 1
+    assert ticks_in(tick, lo, hi) == calendar_ticks(tick, lo, hi)
+
+
+def test_a_whole_chunk_of_a_minutes_cron_matches_the_oracle() -> None:
+    """The 586,406 ticks of a minute's cron over one chunk in Berlin (the clock changes
+    of October 2012 and March 2013), against the oracle reading every minute."""
+    tick = cron("* * * * *", "Europe/Berlin")
+    chunk = utc("2013-06-01") // CHUNK
+    lo, hi = chunk * CHUNK, (chunk + 1) * CHUNK - 1
+    assert ticks_in(tick, lo, hi) == calendar_ticks(tick, lo, hi)
+
+
+@pytest.mark.parametrize("change", ["2024-03-10 07:00", "2024-11-03 06:00"])
+@pytest.mark.parametrize("minutes", [-61, -30, -1, 0, 1, 29, 59, 60, 61, 90])
+def test_a_span_starting_within_a_clock_change_matches_the_oracle(change: str,
+                                                                   minutes: int) -> None:
+    """The dense path's span may start anywhere, a chunk's edge inside the hour New York
+    skips or repeats among them: a minute's cron from there equals the oracle's (a
+    repeated minute's second instant kept, a skipped one at the jump)."""
+    from wisp.spec.calendar import _instants, _local_boundaries, offset_segments, to_local
+
+    tick = cron("* * * * *", "America/New_York")
+    lo = utc(change) + minutes * MINUTE + 7
+    hi = lo + 4 * HOUR
+    local = _local_boundaries(tick, to_local(lo, tick.tz) - dt.timedelta(days=2),
+                              to_local(hi, tick.tz) + dt.timedelta(days=2))
+    assert _instants(local, offset_segments(lo, hi, tick.tz), hi) == calendar_ticks(
+        tick, lo, hi - 1)

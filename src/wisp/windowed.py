@@ -254,6 +254,15 @@ def observed_count(metrics: Any, name: str, observation: str = STREAM_COUNTERS
     if found is None:
         return 0
     values = found.asDict() if hasattr(found, "asDict") else dict(found)
+    if set(values) == {"values", "schema"}:
+        # Over Spark Connect the row comes as its progress JSON has it: the values in a
+        # list, their names in the schema beside them.
+        schema = values["schema"]
+        fields = (schema.asDict(recursive=True) if hasattr(schema, "asDict")
+                  else dict(schema)).get("fields") or []
+        observed = values["values"]
+        names = [field["name"] for field in fields]
+        values = {} if observed is None else dict(zip(names, observed, strict=True))
     return int(values.get(name) or 0)
 
 

@@ -1,4 +1,5 @@
-"""A specification example over Spark Connect (`SparkSession.builder.remote("local[2]")`).
+"""A specification example over Spark Connect (`SparkSession.builder.remote("local[2]")`),
+batch and stream, a stream with revisions (`on_late="update"`) among them.
 
 It runs in a subprocess: the test run's own session is a classic one, and a process
 holds one kind of session at a time."""
@@ -55,6 +56,28 @@ SCRIPT = textwrap.dedent("""
     query.awaitTermination()
     streamed = spark.read.parquet(os.path.join(base, "out")).select(
         (F.unix_micros("time") / 1000000).alias("s"), "count", "sum_v")
+    # revisions over Connect: Tumbling(10s), lateness 1 s, late rows applied up to 20 s
+    # past a window's end
+    for i, times in enumerate([[1, 2], [12, 15], [25], [3, 4.5]]):
+        path = os.path.join(base, "late", f"{i}.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as out_file:
+            out_file.write("".join(json.dumps({"t": t, "v": t * 10}) + "\\n" for t in times))
+        os.utime(path, (1000 + i, 1000 + i))
+    late_raw = (spark.readStream.schema("t double, v double").option("maxFilesPerTrigger", 1)
+                .json(os.path.join(base, "late")))
+    revised = ws.events(late_raw.select(F.timestamp_micros((F.col("t") * 1e6).cast("long"))
+                                        .alias("ts"), "v"), time="ts", lateness="1s",
+                        on_late="update", allowed_lateness="20s")
+    revised_query = (revised.window(ws.Tumbling("10s")).agg(ws.count(), ws.sum("v"))
+                     .writeStream.format("parquet")
+                     .option("checkpointLocation", os.path.join(base, "late_chk"))
+                     .trigger(availableNow=True).start(os.path.join(base, "late_out")))
+    revised_query.awaitTermination()
+    written = spark.read.parquet(os.path.join(base, "late_out"))
+    def seconds(frame):
+        return frame.select((F.unix_micros("window_start") / 1000000).alias("s"), "count",
+                            "sum_v", "revision", "final").orderBy("s", "revision")
     # a report before any action under on_null_time="drop", then after one; a null
     # time under "error" (a data error) read back with ws.wisp_error
     nulls = spark.createDataFrame([(1, 1.0), (None, 2.0)], "t long, v double")
@@ -81,7 +104,11 @@ SCRIPT = textwrap.dedent("""
         "report": ws.report(out),
         "stream": [list(r) for r in streamed.orderBy("s").collect()],
         "stream_report": {k: v for k, v in ws.stream_report(query).items()
-                          if k in ("rows_in", "late")}}))
+                          if k in ("rows_in", "late")},
+        "revisions": [list(r) for r in seconds(written).collect()],
+        "latest": [list(r) for r in seconds(ws.latest(written)).collect()],
+        "revisions_report": {k: v for k, v in ws.stream_report(revised_query).items()
+                             if k in ("rows_in", "late", "late_applied")}}))
     spark.stop()
 """)
 
@@ -104,6 +131,14 @@ def test_a_specification_window_over_spark_connect() -> None:
     assert result["stream"] == [[1.0, 1, 10.0], [2.0, 2, 30.0], [3.0, 3, 60.0],
                                 [7.0, 1, 70.0]]
     assert result["stream_report"] == {"rows_in": 6, "late": 1}
+    # revisions: the third batch's watermark (14 s) makes [0, 10) final, with 1 and 2 s;
+    # the fourth's (24 s) makes [10, 20) final, and 3 and 4.5 s arrive late but within
+    # 20 s of [0, 10)'s end: revision 1 of it; [20, 30) is still open (24 s)
+    assert result["revisions"] == [[0.0, 2, 30.0, 0, True], [0.0, 4, 105.0, 1, True],
+                                   [10.0, 2, 270.0, 0, True]]
+    assert result["latest"] == [[0.0, 4, 105.0, 1, True], [10.0, 2, 270.0, 0, True]]
+    # (counters read from the observed metrics, which Connect reports in its own shape)
+    assert result["revisions_report"] == {"rows_in": 7, "late": 0, "late_applied": 2}
     assert result["early_report"] == [
         "WispInputError", "`result` must have been computed by an action (collect, count, "
         "show, write, ...) before its report under on_null_time='drop' (the query counts "

@@ -88,10 +88,10 @@ def test_without_keys_with_two_keys_and_a_tie_break(registered: SparkSession) ->
 @pytest.mark.parametrize("key_type", ["STRING", "STRING COLLATE UTF8_LCASE"])
 def test_a_long_key_in_pieces(registered: SparkSession, key_type: str) -> None:
     """One key of 33,320 events (the kernel reads a long key in pieces of 16,384: three
-    here), and a short one of 680 beside it; the API's rows, for a feature set and for a window. A plain
-    string key: the table function sorts each partition (as the API's worker does); a
-    collated one (an order Arrow does not share): Spark sorts, and each batch goes to
-    the kernel as it comes."""
+    here), and a short one of 680 beside it; the API's rows, for a feature set and for a
+    window. A plain string key: the table function sorts each partition (as the API's
+    worker does); a collated one (an order Arrow does not share): Spark sorts, and each
+    batch goes to the kernel as it comes."""
     df = registered.range(34_000).selectExpr(
         f"CAST(IF(id % 50 = 0, 'short', 'long') AS {key_type}) AS k",
         "timestamp_seconds(id * 3 + id % 7) AS ts", "CAST(id % 13 AS DOUBLE) AS v",

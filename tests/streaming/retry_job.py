@@ -1,12 +1,15 @@
 """A stream under `local[2,2]` (a failed task is tried once more), run by
 `test_stream_retry.py` in its own process: the suite's session cannot change its task
-retries. The data handler of the range query fails once (a marker file); the task is
-retried inside the same run, which must finish. Prints the rows written, and the
-stream report, as JSON on the last line."""
+retries. The data handler of the range query (`rows`), or of the sessions with
+revisions of `test_stream_revisions_sessions_spark` (`revisions`), fails once (a marker
+file); the task is retried inside the same run, which must finish. Prints the rows
+written, and the stream report, as JSON on the last line."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -17,17 +20,62 @@ from wisp.engine import streaming as stream_engine
 from wisp.engine.streaming import ROCKSDB, STATE_STORE
 
 
+def revisions(base: Path) -> None:
+    """The sessions with revisions over that module's files, one run (a file a
+    micro-batch), its revision logic failing once in the micro-batch of the late row
+    that merges two written sessions."""
+    import test_stream_revisions_sessions_spark as suite
+    from faults import pickled_by_value
+
+    pickled_by_value(suite)
+    stream_engine.RevisedKernel = suite.FailingAtTheLateRow  # type: ignore[misc]
+    spark = session()
+    incoming = base / "in"
+    incoming.mkdir()
+    for index, rows in enumerate(suite.FILES):  # read in this order (by time modified)
+        with (incoming / f"part-{index:03d}.json").open("w") as out:
+            out.writelines(json.dumps({"k": k, "t": (suite.BASE + dt.timedelta(seconds=s))
+                                       .timestamp(), "v": v}) + "\n" for k, s, v in rows)
+        os.utime(incoming / f"part-{index:03d}.json", (1000 + index, 1000 + index))
+    suite.FAULTS.arm("rows")
+    ev = ws.events(suite.source(spark, incoming), time="ts", key="k", lateness="1s",
+                   on_late="update", allowed_lateness="30s")
+    running = (ev.window(ws.Session("5s")).agg(ws.count(), ws.sum("v"))
+               .writeStream.format("parquet")
+               .option("checkpointLocation", str(base / "chk"))
+               .trigger(availableNow=True).start(str(base / "out")))
+    running.awaitTermination()
+    rows = [{k: (v.timestamp() if hasattr(v, "timestamp") else
+                 [{b: w.timestamp() for b, w in x.asDict().items()} for x in v]
+                 if isinstance(v, list) else v)
+             for k, v in r.asDict().items()}
+            for r in spark.read.parquet(str(base / "out")).collect()]
+    report = ws.stream_report(running)
+    print(json.dumps({"rows": rows, "late": report["late"],
+                      "late_applied": report["late_applied"],
+                      "marker_left": (suite.FAULTS.folder / "rows").exists()}))
+    spark.stop()
+
+
+def session() -> SparkSession:
+    spark = (SparkSession.builder.master("local[2,2]").appName("wisp-retry")
+             .config(STATE_STORE, ROCKSDB).config("spark.sql.shuffle.partitions", "2")
+             .config("spark.ui.enabled", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("OFF")
+    return spark
+
+
 def main(base: Path, handler: str) -> None:
+    if handler == "revisions":
+        revisions(base)
+        return
     import test_stream_spark as suite
     from faults import pickled_by_value
 
     pickled_by_value(suite)
     stream_engine.StreamKernel = suite.FailingStream  # type: ignore[misc]
     stream_engine.KeyBuckets = suite.FailingKeyBuckets  # type: ignore[misc]
-    spark = (SparkSession.builder.master("local[2,2]").appName("wisp-retry")
-             .config(STATE_STORE, ROCKSDB).config("spark.sql.shuffle.partitions", "2")
-             .config("spark.ui.enabled", "false").getOrCreate())
-    spark.sparkContext.setLogLevel("OFF")
+    spark = session()
     incoming = base / "in"
     incoming.mkdir()
     # FILES's events in four micro-batches (the late row as late): the failure and the

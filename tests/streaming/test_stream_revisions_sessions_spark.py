@@ -52,6 +52,22 @@ class FailingRevised(RevisedKernel):
         return super().on_timer(state, watermark_ms)
 
 
+LATE_ROW_WATERMARK_MS = int((BASE + dt.timedelta(seconds=24)).timestamp() * 1000)
+"""The watermark of the late row's micro-batch in one run over every file, a file a
+micro-batch (`retry_job.py`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FailingAtTheLateRow(RevisedKernel):
+    """The revision logic, failing once in the late row's micro-batch where a marker
+    says."""
+
+    def on_rows(self, state: Any, rows: Any, watermark_ms: int) -> Any:
+        if watermark_ms == LATE_ROW_WATERMARK_MS:
+            FAULTS.fail_once("rows")
+        return super().on_rows(state, rows, watermark_ms)
+
+
 def run(spark: SparkSession, tmp: Path, emit: str, fail: tuple[int, str] | None = None
         ) -> tuple[DataFrame, dict[str, int]]:
     """Every file by a run of its own, each resuming the one before: the table written

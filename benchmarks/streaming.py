@@ -17,6 +17,8 @@ the same round.
 batch changed is written too) and `tumbling_update` with `on_late="update",
 allowed_lateness="10s"` (windows kept 10 s past their end); `native_update` is Spark's
 `groupBy(window)` in Update mode (each batch writes the windows it changed).
+`session_changes` and `session_update` are `session` likewise, on the operator that
+carries each key's rows and recomputes its kept windows (`runtime.streaming.revised`).
 `tumbling_picks` is `Tumbling("10s")` with `first`, `last`, `max_by` and an integer sum
 (their pane partials keep the picked row with its time and tie-break columns, and the
 exact sum). `tumbling_sketches` is `Tumbling("10s")` with `approx_count_distinct`, `hll_sketch`
@@ -93,6 +95,10 @@ CASES = [
     Case("cumulative", lambda ev: ev.agg(ws.count(), ws.mean("v"))),
     Case("session", lambda ev: ev.window(ws.Session("1s", max_duration="20s")).agg(
         ws.count(), ws.mean("v"))),
+    Case("session_changes", lambda ev: ev.window(ws.Session("1s", max_duration="20s")).agg(
+        ws.count(), ws.mean("v"), emit="changes")),
+    Case("session_update", lambda ev: ev.window(ws.Session("1s", max_duration="20s")).agg(
+        ws.count(), ws.mean("v")), {"on_late": "update", "allowed_lateness": "10s"}),
     Case("sliding", lambda ev: ev.window(ws.Sliding(ws.Count(100), ws.Time("1s"))).agg(
         ws.count(), ws.mean("v"))),
     Case("spl_tumbling", lambda ev: ev.window(ws.Tumbling(ws.Count(1000))).agg(

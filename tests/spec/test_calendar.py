@@ -203,10 +203,10 @@ ZONES_AND_YEARS = [
 @pytest.mark.parametrize("unit", ["hourly", "daily"])
 @pytest.mark.parametrize(("tz", "within"), ZONES_AND_YEARS)
 def test_whole_chunks_match_the_oracle(unit: str, tz: str, within: str) -> None:
-    """A chunk's ticks (about 407 days) are found from the zone's clock changes, read by
-    bisection between hourly readings of the offset: every hourly and daily tick of the
-    chunk, across each change, equals the oracle's, which reads every quarter hour (or,
-    for days, resolves each local midnight)."""
+    """Every tick of a chunk (about 407 days), across each clock change, equals the
+    oracle's (which reads every quarter hour, or for days resolves each local midnight):
+    hourly ticks are found from the zone's changes, read by bisection between hourly
+    readings of the offset; daily ones resolve each local midnight."""
     tick = hourly(tz) if unit == "hourly" else daily(tz)
     chunk = utc(within) // CHUNK
     lo, hi = chunk * CHUNK, (chunk + 1) * CHUNK - 1

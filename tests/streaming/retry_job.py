@@ -23,7 +23,7 @@ from wisp.engine.streaming import ROCKSDB, STATE_STORE
 def revisions(base: Path) -> None:
     """The sessions with revisions over that module's files, one run (a file a
     micro-batch), its revision logic failing once in the micro-batch of the late row
-    that merges two written sessions."""
+    that merges two of a's sessions."""
     import test_stream_revisions_sessions_spark as suite
     from faults import pickled_by_value
 

@@ -1,7 +1,7 @@
 """A task of the stream fails once and Spark tries it again within the same run
 (`local[2,2]`): the run finishes, and the rows written are the batch rows, each once
 (the failed attempt's state and files are not committed); the same for the revisions
-of sessions (`on_late="update"`), whose late row fails once."""
+of sessions (`on_late="update"`), the task of a late row's micro-batch failing once."""
 
 from __future__ import annotations
 

@@ -37,12 +37,16 @@ SCRIPT = textwrap.dedent("""
     # a stream over Connect: three files, Range(-2s, 0s), lateness 1 s
     import tempfile
     base = tempfile.mkdtemp()
-    for i, times in enumerate([[1, 2], [3, 7], [0.5, 9]]):
-        path = os.path.join(base, "in", f"{i}.json")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as out_file:
-            out_file.write("".join(json.dumps({"t": t, "v": t * 10}) + "\\n" for t in times))
-        os.utime(path, (1000 + i, 1000 + i))
+    def write_files(folder, batches):
+        # a file a batch of times, read in this order (by time modified)
+        for i, times in enumerate(batches):
+            path = os.path.join(base, folder, f"{i}.json")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as out_file:
+                out_file.write("".join(json.dumps({"t": t, "v": t * 10}) + "\\n"
+                                       for t in times))
+            os.utime(path, (1000 + i, 1000 + i))
+    write_files("in", [[1, 2], [3, 7], [0.5, 9]])
     spark.conf.set("spark.sql.streaming.stateStore.providerClass",
                    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
     raw = (spark.readStream.schema("t double, v double").option("maxFilesPerTrigger", 1)
@@ -58,12 +62,7 @@ SCRIPT = textwrap.dedent("""
         (F.unix_micros("time") / 1000000).alias("s"), "count", "sum_v")
     # revisions over Connect: Tumbling(10s), lateness 1 s, late rows applied up to 20 s
     # past a window's end
-    for i, times in enumerate([[1, 2], [12, 15], [25], [3, 4.5]]):
-        path = os.path.join(base, "late", f"{i}.json")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as out_file:
-            out_file.write("".join(json.dumps({"t": t, "v": t * 10}) + "\\n" for t in times))
-        os.utime(path, (1000 + i, 1000 + i))
+    write_files("late", [[1, 2], [12, 15], [25], [3, 4.5]])
     late_raw = (spark.readStream.schema("t double, v double").option("maxFilesPerTrigger", 1)
                 .json(os.path.join(base, "late")))
     revised = ws.events(late_raw.select(F.timestamp_micros((F.col("t") * 1e6).cast("long"))

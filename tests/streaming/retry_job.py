@@ -7,7 +7,6 @@ written, and the stream report, as JSON on the last line."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import sys
@@ -33,10 +32,7 @@ def revisions(base: Path) -> None:
     incoming = base / "in"
     incoming.mkdir()
     for index, rows in enumerate(suite.FILES):  # read in this order (by time modified)
-        with (incoming / f"part-{index:03d}.json").open("w") as out:
-            out.writelines(json.dumps({"k": k, "t": (suite.BASE + dt.timedelta(seconds=s))
-                                       .timestamp(), "v": v}) + "\n" for k, s, v in rows)
-        os.utime(incoming / f"part-{index:03d}.json", (1000 + index, 1000 + index))
+        os.utime(suite.write_file(incoming, index, rows), (1000 + index, 1000 + index))
     suite.FAULTS.arm("rows")
     ev = ws.events(suite.source(spark, incoming), time="ts", key="k", lateness="1s",
                    on_late="update", allowed_lateness="30s")

@@ -68,6 +68,15 @@ class FailingAtTheLateRow(RevisedKernel):
         return super().on_rows(state, rows, watermark_ms)
 
 
+def write_file(directory: Path, index: int, rows: list[tuple[str, int, float]]) -> Path:
+    """File `index` of `FILES` (its `rows`) as JSON lines in `directory`."""
+    path = directory / f"part-{index:03d}.json"
+    with path.open("w") as out:
+        out.writelines(json.dumps({"k": k, "t": (BASE + dt.timedelta(seconds=s))
+                                   .timestamp(), "v": v}) + "\n" for k, s, v in rows)
+    return path
+
+
 def run(spark: SparkSession, tmp: Path, emit: str, fail: tuple[int, str] | None = None
         ) -> tuple[DataFrame, dict[str, int]]:
     """Every file by a run of its own, each resuming the one before: the table written
@@ -77,9 +86,7 @@ def run(spark: SparkSession, tmp: Path, emit: str, fail: tuple[int, str] | None 
     counts = {"late": 0, "late_applied": 0, "rows_in": 0}
     failed = 0
     for index, rows in enumerate(FILES):
-        with (tmp / "in" / f"part-{index:03d}.json").open("w") as out:
-            out.writelines(json.dumps({"k": k, "t": (BASE + dt.timedelta(seconds=s))
-                                       .timestamp(), "v": v}) + "\n" for k, s, v in rows)
+        write_file(tmp / "in", index, rows)
         if fail is not None and fail[0] == index:
             FAULTS.arm(fail[1])
         for _attempt in range(2):

@@ -111,18 +111,6 @@ def _instants(local: list[int], segments: list[tuple[int, int]], end: int) -> li
     return found
 
 
-def _jump(before: int, after: int, tz: str) -> int:
-    """The first instant in `(before, after]` with the UTC offset in force at `after`."""
-    target = _offset(after, tz)
-    while after - before > 1:
-        middle = (before + after) // 2
-        if _offset(middle, tz) == target:
-            after = middle
-        else:
-            before = middle
-    return after
-
-
 def resolve(local: _dt.datetime, tz: str, repeats: bool) -> list[int]:
     """The instants at which the wall clock of `tz` shows `local`: one normally; two
     when the clock shows it twice (only the first unless `repeats`); for a time skipped
@@ -134,7 +122,7 @@ def resolve(local: _dt.datetime, tz: str, repeats: bool) -> list[int]:
         return [first]
     if first < second:  # shown twice: the clock went back
         return [first, second] if repeats else [first]
-    return [_jump(second, first, tz)]  # skipped: the clock jumped forward over it
+    return [_change(second, first, tz)]  # skipped: the clock jumped forward over it
 
 
 # ------------------------------------------------------------------ boundaries
